@@ -1,0 +1,42 @@
+# PulseWire. `make run` starts a development server, `make test` runs every test.
+GO        ?= go
+BIN       := bin/pulsewire
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: all build run test check bench accuracy deps-run deps-test clean
+
+all: check test
+
+build:
+	$(GO) build -o $(BIN) ./cmd/pulsewire
+
+deps-run:
+	@bash scripts/install-deps.sh run
+
+deps-test:
+	@bash scripts/install-deps.sh test
+
+## run: build and start Production on 127.0.0.1:8080 and Test on 127.0.0.1:8081, data under ./data
+run: deps-run build
+	./$(BIN) serve --dev
+
+## test: every test, with the race detector; installs ffmpeg and chromium when missing
+test: deps-test
+	$(GO) test -race -timeout 20m ./...
+
+## check: formatting, vet and staticcheck (pinned)
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+## bench: speed benchmarks (numbers, not assertions)
+bench: deps-test
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## accuracy: accuracy evaluation on synthetic clips and the real recordings in ../shared/data
+accuracy: deps-run
+	@echo "accuracy evaluation: not built yet" >&2; exit 1
+
+clean:
+	rm -rf bin

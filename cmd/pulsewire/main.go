@@ -1,0 +1,63 @@
+// Command pulsewire is the PulseWire vital-signs service: the server, the
+// client (API key) administration and an offline analyzer, in one binary.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one subcommand of the binary. Each lives in its own file.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands in the order the help shows them.
+var commands = []command{}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if err != errUsage {
+			fmt.Fprintln(os.Stderr, "pulsewire:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+var errUsage = fmt.Errorf("usage")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "pulsewire: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return errUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "PulseWire measures heart rate, breathing and more from a face on camera.")
+	fmt.Fprintln(w, "\nUsage: pulsewire <command> [flags]\n\nCommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'pulsewire <command> --help' for the flags of one command.")
+}
