@@ -69,7 +69,8 @@ func (db *DB) Measures(ctx context.Context, c Client, q MeasureQuery) (MeasurePa
 		}
 		page.Total = all
 		list := `SELECT seq FROM measures WHERE ` + scope
-		if q.Tags != nil {
+		switch {
+		case q.Tags != nil:
 			// The keys of the matching tag sets, as a JSON array, and the
 			// number of measures they hold.
 			sets, setArgs := matchingTagSets(c, *q.Tags)
@@ -79,25 +80,26 @@ func (db *DB) Measures(ctx context.Context, c Client, q MeasureQuery) (MeasurePa
 			if err != nil {
 				return err
 			}
-			gather := `SELECT seq FROM measures WHERE ` + scope + ` AND tag_set IN (SELECT value FROM json_each(?))`
+			list, args = list+` AND tag_set IN (SELECT value FROM json_each(?))`, append(args, keys)
 			if q.Kind != "" {
-				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+gather+`)`, append(args, keys)...).Scan(&page.Total); err != nil {
+				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+list+`)`, args...).Scan(&page.Total); err != nil {
 					return err
 				}
 			}
-			// The unary + keeps SQLite off measures_by_tag_set, so the walk
-			// follows measures_by_client in list order.
-			list, args = gather, append(args, keys)
-			if want, total := int64(q.Take+q.Skip), int64(page.Total); total > want && total*total > want*int64(all) {
-				list = strings.Replace(gather, "AND tag_set IN", "AND +tag_set IN", 1)
-			}
-		} else if q.Kind != "" {
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM measures WHERE `+scope, args...).Scan(&page.Total); err != nil {
+		case q.Kind != "":
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+list+`)`, args...).Scan(&page.Total); err != nil {
 				return err
 			}
 		}
 		if q.Skip >= page.Total {
 			return nil
+		}
+		// With a tag filter, gathering reads total rows, walking about
+		// want*all/total (want < total+take here, so no overflow). The unary
+		// + keeps SQLite off measures_by_tag_set, so the walk follows
+		// measures_by_client in list order.
+		if want, total := int64(q.Take+q.Skip), int64(page.Total); q.Tags != nil && total > want && total*total > want*int64(all) {
+			list = strings.Replace(list, "AND tag_set IN", "AND +tag_set IN", 1)
 		}
 		seqs, err := querySeqs(ctx, tx, list+` ORDER BY seq DESC LIMIT ? OFFSET ?`, append(args, q.Take, q.Skip)...)
 		if err != nil {
