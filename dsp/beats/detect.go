@@ -13,6 +13,7 @@ type Beat struct {
 	T      float64 // time of the peak, s from the first sample, to a fraction of a sample
 	Peak   float64 // wave value at the peak
 	Trough float64 // lowest wave value since the previous beat (the foot of this one)
+	FootT  float64 // time of that lowest value, s
 }
 
 // Amplitude is the height of the beat above its foot.
@@ -83,11 +84,18 @@ func Detect(dst []Beat, pulse, periodS []float64, rateHz float64) []Beat {
 		} else {
 			lo = max(0, i-int(periodS[i]*rateHz))
 		}
-		trough := pulse[i]
+		foot := i
 		for j := lo; j < i; j++ {
-			trough = min(trough, pulse[j])
+			if pulse[j] < pulse[foot] {
+				foot = j
+			}
 		}
-		dst = append(dst, Beat{T: (float64(i) + vertex(pulse[i-1], pulse[i], pulse[i+1])) / rateHz, Peak: pulse[i], Trough: trough})
+		dst = append(dst, Beat{
+			T:      (float64(i) + vertex(pulse[i-1], pulse[i], pulse[i+1])) / rateHz,
+			Peak:   pulse[i],
+			Trough: pulse[foot],
+			FootT:  float64(foot) / rateHz,
+		})
 	}
 	found := dst[start:]
 	amps := make([]float64, len(found))
