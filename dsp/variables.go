@@ -160,14 +160,25 @@ func physicalAgeVariable(pa *pulseAnalysis) (Variable, float64) {
 // dropped, never a reason to panic.
 func AnalyzeTrace(tr Trace, in Inputs) Result {
 	t, ch := clean(tr.TimestampsMs, tr.R, tr.G, tr.B)
-	pa := analyzePulse(t, ch)
-	return assemble(&pa, &in, routeSignal)
+	return analyzeSignal(t, ch, &in)
 }
 
 // AnalyzePPG analyses a contact trace (the cppg signal route) like
 // AnalyzeTrace.
 func AnalyzePPG(p PPG, in Inputs) Result {
 	t, ch := clean(p.TimestampsMs, p.Values)
-	pa := analyzePulse(t, ch)
-	return assemble(&pa, &in, routeSignal)
+	return analyzeSignal(t, ch, &in)
+}
+
+// analyzeSignal is the common part of the signal routes. An upload without
+// two valid samples carries no signal at all: MISSING_SIGNAL.
+func analyzeSignal(t []float64, ch [][]float64, in *Inputs) Result {
+	var pa pulseAnalysis
+	if len(t) < 2 {
+		pa.err = MissingSignal
+		pa.summary.Conformity = MissingSignal
+	} else {
+		pa = analyzePulse(t, ch)
+	}
+	return assemble(&pa, in, routeSignal)
 }
