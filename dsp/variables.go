@@ -142,7 +142,7 @@ func physicalAgeVariable(pa *pulseAnalysis) (Variable, float64) {
 		return fail(ProcessorFail), 0
 	}
 	sd := waveform.SecondDerivative(tmpl, period, math.Min(pulse.WideHiHz, 0.45*pa.rateHz))
-	w, found := waveform.FindWaves(sd)
+	w, found := waveform.FindWaves(sd, argmax(tmpl))
 	if !found {
 		return fail(ProcessorFail), 0
 	}
@@ -181,4 +181,14 @@ func analyzeSignal(t []float64, ch [][]float64, in *Inputs) Result {
 		pa = analyzePulse(t, ch)
 	}
 	return assemble(&pa, in, routeSignal)
+}
+
+func argmax(x []float64) int {
+	k := 0
+	for i, v := range x {
+		if v > x[k] {
+			k = i
+		}
+	}
+	return k
 }

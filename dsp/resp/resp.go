@@ -16,19 +16,26 @@
 // wave (Mayer waves near 6 /min, from blood-pressure regulation) often rides
 // on the amplitude and interval series. Each modulation's breaths are
 // counted in the time domain (countRate), which follows irregular breathing
-// and is not pulled by a slow wave of large power the way a spectral peak
-// is, and the rates are fused by their median: with three modulations one
-// misled estimate cannot move the result (Karlen et al. average the rates
-// instead and give up when they spread by more than 4 /min).
+// and is not pulled by a slow wave of similar size the way a spectral peak
+// is; when the count and the spectral peak agree within agreePerMin, the
+// rhythm is regular and the peak, read to a fraction of a bin, is used. The rates are fused by their weighted median, each weighted by the
+// square of its spectral purity (the share of the modulation's breathing-band
+// power within ±0.03 Hz of its strongest peak): a modulation that carries
+// a clear rhythm outweighs one that carries noise, and with three of them
+// one misled estimate cannot move the result on its own (Karlen et al.
+// average the rates instead and give up when they spread by more than
+// 4 /min).
 package resp
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
 	"github.com/pulsewire/pulsewire/dsp/beats"
 	"github.com/pulsewire/pulsewire/dsp/filter"
 	"github.com/pulsewire/pulsewire/dsp/resample"
+	"github.com/pulsewire/pulsewire/dsp/spectrum"
 )
 
 // The breathing band searched, breaths per minute. Wider than the 6-30 /min
@@ -37,6 +44,10 @@ const (
 	MinPerMin = 4.0
 	MaxPerMin = 42.0
 )
+
+// agreePerMin: a count and a spectral peak within 2 /min of each other
+// describe the same regular rhythm.
+const agreePerMin = 2.0
 
 // seriesRateHz is the grid the beat-by-beat series are put on: 4 Hz, the
 // usual rate for interval series (Task Force 1996), well above breathing.
@@ -54,10 +65,12 @@ const (
 
 // Estimate is a breathing rate and the evidence behind it.
 type Estimate struct {
-	PerMin float64 // breaths per minute, the median of Each over the modulations used
+	PerMin float64 // breaths per minute, the weighted median of Each
 	// Each is the rate, breaths per minute, each modulation shows alone,
 	// indexed by Modulation; 0 when it could not be counted.
 	Each [3]float64
+	// Weight is each modulation's weight in the fusion (purity squared).
+	Weight [3]float64
 }
 
 // Rate estimates the breathing rate from baseline (the relative intensity
@@ -66,7 +79,8 @@ type Estimate struct {
 // counted.
 func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interval) (Estimate, bool) {
 	var est Estimate
-	var rates []float64
+	var a spectrum.Analyzer
+	var sp spectrum.Spectrum
 	count := func(m Modulation, x []float64, hz, maxHz float64) {
 		hi := min(MaxPerMin/60, maxHz, 0.45*hz)
 		if len(x) < 8 || hi <= MinPerMin/60*1.5 {
@@ -74,10 +88,24 @@ func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interv
 		}
 		filter.Detrend(x, x, filter.DetrendLambda(MinPerMin/60/2, hz))
 		filter.Bandpass(2, MinPerMin/60, hi, hz).FiltFilt(x, x)
-		if r, ok := countRate(x, hz); ok && r >= MinPerMin && r <= MaxPerMin {
-			est.Each[m] = r
-			rates = append(rates, r)
+		r, ok := countRate(x, hz)
+		if !ok || r < MinPerMin || r > MaxPerMin {
+			return
 		}
+		a.Periodogram(&sp, x, hz, spectrum.FFTLen(len(x), hz, 0.002))
+		p, found := sp.Peak(MinPerMin/60, hi)
+		total := sp.Band(MinPerMin/60, hi)
+		if !found || total <= 0 {
+			return
+		}
+		purity := sp.Band(p.Hz-0.03, p.Hz+0.03) / total
+		// The spectral peak is the more precise reading of a regular
+		// rhythm; when the count confirms it, take it.
+		if math.Abs(60*p.Hz-r) <= agreePerMin {
+			r = 60 * p.Hz
+		}
+		est.Each[m] = r
+		est.Weight[m] = purity * purity
 	}
 	count(Intensity, slices.Clone(baseline), rateHz, math.Inf(1))
 	if len(bs) >= 8 {
@@ -94,14 +122,24 @@ func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interv
 			count(Frequency, resample.Uniform(nil, it, s, seriesRateHz), seriesRateHz, 0.9*nyquistHz)
 		}
 	}
-	if len(rates) == 0 {
+	var total float64
+	order := []int{0, 1, 2}
+	for _, w := range est.Weight {
+		total += w
+	}
+	if total == 0 {
 		return Estimate{}, false
 	}
-	slices.Sort(rates)
-	if n := len(rates); n%2 == 1 {
-		est.PerMin = rates[n/2]
-	} else {
-		est.PerMin = (rates[n/2-1] + rates[n/2]) / 2
+	// Weighted median: the rate where the cumulative weight, in rate
+	// order, passes half.
+	slices.SortFunc(order, func(i, j int) int { return cmp.Compare(est.Each[i], est.Each[j]) })
+	var acc float64
+	for _, m := range order {
+		est.Weight[m] /= total
+		if acc < 0.5 && acc+est.Weight[m] >= 0.5 {
+			est.PerMin = est.Each[m]
+		}
+		acc += est.Weight[m]
 	}
 	return est, true
 }

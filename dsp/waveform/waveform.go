@@ -105,15 +105,16 @@ type Waves struct{ A, B, C, D, E float64 }
 func (w Waves) AgeingIndex() float64 { return (w.B - w.C - w.D - w.E) / w.A }
 
 // FindWaves locates a-e in sd, the second derivative of one beat starting
-// at its foot: a is the highest maximum in the first 40% of the beat (the
-// upstroke), then b, c, d and e are the alternating minimum, maximum,
-// minimum and maximum that follow it within the first 75% (before the next
-// upstroke). ok is false when any of them is missing, as when c and d merge
-// in a very stiff or very noisy beat.
-func FindWaves(sd []float64) (w Waves, ok bool) {
+// at its foot, whose systolic peak is at index peak: a is the highest
+// maximum of the upstroke (before the peak), then b, c, d and e are the
+// alternating minimum, maximum, minimum and maximum that follow it within
+// the first 75% of the beat (before the next upstroke). ok is false when
+// any of them is missing, as when c and d merge in a very stiff or very
+// noisy beat.
+func FindWaves(sd []float64, peak int) (w Waves, ok bool) {
 	n := len(sd)
 	ia := -1
-	for i := 1; i < n*2/5; i++ {
+	for i := 1; i < min(peak, n-1); i++ {
 		if sd[i] > sd[i-1] && sd[i] >= sd[i+1] && (ia < 0 || sd[i] > sd[ia]) {
 			ia = i
 		}
