@@ -178,23 +178,24 @@ var photoOnce = sync.OnceValues(func() (image.Image, error) {
 	return jpeg.Decode(f)
 })
 
-// pulsingFrames renders the face photo on a 320x240 backdrop with every
-// pixel's colour modulated by the synthetic pulse (the skin signature of
-// testsignal, applied to the whole frame: the tracker only reads skin).
-func pulsingFrames(t testing.TB, s testsignal.Signal) []*image.RGBA {
+// pulsingFrames renders the 320x400 face photo scaled by zoom (a power of
+// two) on a w x h backdrop with every pixel's colour modulated by the
+// synthetic pulse (the skin signature of testsignal, applied to the whole
+// frame: the tracker only reads skin).
+func pulsingFrames(t testing.TB, s testsignal.Signal, w, h int, zoom float64) []*image.RGBA {
 	t.Helper()
 	photo, err := photoOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := image.NewRGBA(image.Rect(0, 0, 320, 240))
+	base := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(base, base.Rect, image.NewUniform(color.RGBA{60, 80, 100, 255}), image.Point{}, draw.Src)
-	// The photo at half size, centred.
 	pb := photo.Bounds()
-	for y := 0; y < pb.Dy()/2; y++ {
-		for x := 0; x < pb.Dx()/2; x++ {
-			r, g, b, _ := photo.At(pb.Min.X+2*x, pb.Min.Y+2*y).RGBA()
-			base.SetRGBA(80+x, 20+y, color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255})
+	pw, ph := int(float64(pb.Dx())*zoom), int(float64(pb.Dy())*zoom)
+	for y := 0; y < ph; y++ {
+		for x := 0; x < pw; x++ {
+			r, g, b, _ := photo.At(pb.Min.X+int(float64(x)/zoom), pb.Min.Y+int(float64(y)/zoom)).RGBA()
+			base.SetRGBA((w-pw)/2+x, (h-ph)/2+y, color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255})
 		}
 	}
 	frames := make([]*image.RGBA, len(s.T))
@@ -220,7 +221,7 @@ func TestAnalyzeFramesOnRealFace(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := testsignal.Make(testsignal.Config{Seed: 16, Seconds: 12, FPS: 15, HR: 75, PulseAmp: 0.02})
-	frames := pulsingFrames(t, s)
+	frames := pulsingFrames(t, s, 320, 240, 0.5)
 	r := AnalyzeFrames(c, func(yield func(time.Duration, image.Image) bool) {
 		for i, f := range frames {
 			if !yield(time.Duration(s.T[i]*float64(time.Millisecond)), f) {
@@ -233,5 +234,55 @@ func TestAnalyzeFramesOnRealFace(t *testing.T) {
 	}
 	if code(r, FaceBMI) != MissingImage {
 		t.Errorf("faceBmi %+v", r.Variables[FaceBMI])
+	}
+}
+
+// BenchmarkStreamPush is the per-frame cost of a live capture at 640x480:
+// face tracking (detection amortised over the frames) and the bookkeeping of
+// the Stream. Frames cycle through 2 s of a pulsing face.
+func BenchmarkStreamPush640x480(b *testing.B) {
+	c, err := face.LoadCascade()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := testsignal.Make(testsignal.Config{Seed: 1, Seconds: 2, PulseAmp: 0.02})
+	frames := pulsingFrames(b, s, 640, 480, 1)
+	st := NewStream(c, Inputs{})
+	// Warm up: acquire the face and grow the buffers once.
+	for i := range 2 * streamCapacity {
+		st.Push(frames[i%len(frames)], time.Duration(i)*time.Second/30)
+	}
+	n := 2 * streamCapacity
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(st.recs) == cap(st.recs) {
+			b.StopTimer()
+			st = NewStream(c, Inputs{})
+			n = 0
+			b.StartTimer()
+		}
+		st.Push(frames[n%len(frames)], time.Duration(n)*time.Second/30)
+		n++
+	}
+}
+
+// BenchmarkResult30s is the final analysis of a 30 s capture at 30 fps.
+func BenchmarkResult30s(b *testing.B) {
+	s := testsignal.Make(testsignal.Config{Seed: 2, RMSSDms: 40, BR: 15, AmplitudeDepth: 0.2, Noise: 0.05})
+	st := streamOf(s, observations(s, nil), Inputs{})
+	b.ReportAllocs()
+	for b.Loop() {
+		st.Result()
+	}
+}
+
+// BenchmarkVitals is one interim update over the last 30 s.
+func BenchmarkVitals(b *testing.B) {
+	s := testsignal.Make(testsignal.Config{Seed: 3, Seconds: 60, Noise: 0.05})
+	st := streamOf(s, observations(s, nil), Inputs{})
+	b.ReportAllocs()
+	for b.Loop() {
+		st.Vitals()
 	}
 }
