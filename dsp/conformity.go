@@ -7,6 +7,7 @@ import (
 	"github.com/pulsewire/pulsewire/dsp/filter"
 	"github.com/pulsewire/pulsewire/dsp/pulse"
 	"github.com/pulsewire/pulsewire/dsp/resample"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Capture-quality thresholds for camera captures analysed from frames
@@ -138,15 +139,12 @@ func (q captureQuality) codes() []Code {
 	return cs
 }
 
-// median returns the median of x (reordering it), 0 for none.
+// median returns the median of x (the lower middle value for an even
+// count), reordering x; 0 for none.
 func median(x []float64) float64 {
 	if len(x) == 0 {
 		return 0
 	}
 	slices.Sort(x)
-	m := len(x) / 2
-	if len(x)%2 == 1 {
-		return x[m]
-	}
-	return (x[m-1] + x[m]) / 2
+	return stat.Quantile(0.5, stat.Empirical, x, nil)
 }

@@ -6,6 +6,8 @@ package beats
 import (
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Beat is one systolic peak of a pulse wave.
@@ -122,15 +124,12 @@ func vertex(a, b, c float64) float64 {
 	return math.Max(-0.5, math.Min(0.5, 0.5*(a-c)/den))
 }
 
-// median returns the median of x, reordering it; 0 for no values.
+// median returns the median of x (the lower middle value for an even
+// count), reordering x; 0 for no values.
 func median(x []float64) float64 {
 	if len(x) == 0 {
 		return 0
 	}
 	slices.Sort(x)
-	m := len(x) / 2
-	if len(x)%2 == 1 {
-		return x[m]
-	}
-	return (x[m-1] + x[m]) / 2
+	return stat.Quantile(0.5, stat.Empirical, x, nil)
 }
