@@ -47,7 +47,7 @@ func TestDetectFindsEveryBeat(t *testing.T) {
 				}
 				best := math.Inf(1)
 				for _, g := range got {
-					best = math.Min(best, math.Abs(g.T-b))
+					best = math.Min(best, math.Abs(g.PeakT-b))
 				}
 				if best > 0.1 {
 					t.Errorf("beat at %.3f s missed", b)
@@ -57,7 +57,7 @@ func TestDetectFindsEveryBeat(t *testing.T) {
 			for _, g := range got {
 				best := math.Inf(1)
 				for _, b := range s.Beats {
-					best = math.Min(best, math.Abs(g.T-b))
+					best = math.Min(best, math.Abs(g.PeakT-b))
 				}
 				if best > 0.1 {
 					t.Errorf("detection at %.3f s is no beat", g.T)

@@ -12,7 +12,16 @@ import (
 
 // Beat is one systolic peak of a pulse wave.
 type Beat struct {
-	T      float64 // time of the peak, s from the first sample, to a fraction of a sample
+	// T is the beat's time, s from the first sample, to a fraction of a
+	// sample: the point of steepest rise of the systolic upstroke. Intervals
+	// are measured between these points: where the wave is steepest, noise
+	// moves a time least (σ_t = σ_noise / slope), while at the flat top of
+	// the peak it moves it most. The maximum-slope point is one of the
+	// standard PPG fiducials for beat intervals (Peralta et al., "Optimal
+	// fiducial points for pulse rate variability analysis from forehead and
+	// finger PPG signals", Physiol. Meas. 40(2), 2019).
+	T      float64
+	PeakT  float64 // time of the systolic peak, s
 	Peak   float64 // wave value at the peak
 	Trough float64 // lowest wave value since the previous beat (the foot of this one)
 	FootT  float64 // time of that lowest value, s
@@ -93,7 +102,8 @@ func Detect(dst []Beat, pulse, periodS []float64, rateHz float64) []Beat {
 			}
 		}
 		dst = append(dst, Beat{
-			T:      (float64(i) + vertex(pulse[i-1], pulse[i], pulse[i+1])) / rateHz,
+			T:      upstroke(pulse, foot, i) / rateHz,
+			PeakT:  (float64(i) + vertex(pulse[i-1], pulse[i], pulse[i+1])) / rateHz,
 			Peak:   pulse[i],
 			Trough: pulse[foot],
 			FootT:  float64(foot) / rateHz,
@@ -112,6 +122,22 @@ func Detect(dst []Beat, pulse, periodS []float64, rateHz float64) []Beat {
 		}
 	}
 	return out
+}
+
+// upstroke returns the sample position, to a fraction of a sample, of the
+// steepest rise of pulse between its foot and its peak (indices).
+func upstroke(pulse []float64, foot, peak int) float64 {
+	best, slope := -1, math.Inf(-1)
+	for j := max(foot, 1); j < peak && j+1 < len(pulse); j++ {
+		if d := pulse[j+1] - pulse[j-1]; d > slope {
+			best, slope = j, d
+		}
+	}
+	if best < 2 || best+2 >= len(pulse) {
+		return float64(peak)
+	}
+	d := func(j int) float64 { return pulse[j+1] - pulse[j-1] }
+	return float64(best) + vertex(d(best-1), d(best), d(best+1))
 }
 
 // vertex returns the offset, within ±0.5 sample, of the vertex of the
