@@ -29,6 +29,7 @@ type Method string
 const (
 	MethodPOS     Method = "pos"     // camera, plane orthogonal to skin
 	MethodCHROM   Method = "chrom"   // camera, chrominance
+	MethodGreen   Method = "green"   // camera, green channel (Verkruysse et al., Opt. Express 16(26), 2008)
 	MethodContact Method = "contact" // contact sensor intensity
 )
 
@@ -49,6 +50,8 @@ type Wave struct {
 	// strongest 40-200 bpm peak (spectrum.SNR), the evidence Method was
 	// chosen by.
 	SNR float64
+	// PeakHz is the frequency of that peak.
+	PeakHz float64
 }
 
 // FromRGB extracts the pulse from camera colour traces (mean skin R, G, B per
@@ -68,9 +71,21 @@ func FromRGB(r, g, b []float64, rateHz float64) Wave {
 	if chrom.SNR > pos.SNR {
 		w = chrom
 	}
+	// Green alone has the least sensor noise of all (one channel, no
+	// weighted sums) but no defence against light and motion. It is taken
+	// only when it confirms the projection's rate with a clearer spectrum:
+	// the projections decide where the pulse is, green may only sharpen it.
+	green := finish(Wave{Wide: wide.FiltFilt(nil, relative(g)), Method: MethodGreen}, narrow, rateHz, &a)
+	if green.SNR > w.SNR && math.Abs(green.PeakHz-w.PeakHz) <= confirmHz {
+		w = green
+	}
 	w.Baseline = baseline(g, rateHz)
 	return w
 }
+
+// confirmHz: two spectra whose strongest peaks are within 0.05 Hz (3 bpm)
+// see the same pulse.
+const confirmHz = 0.05
 
 // FromIntensity extracts the pulse from a contact trace (one intensity per
 // sample, uniform at rateHz): a fingertip on a lit camera or a
@@ -93,6 +108,7 @@ func finish(w Wave, narrow *filter.Filter, rateHz float64, a *spectrum.Analyzer)
 	w.SNR = math.Inf(-1)
 	if p, ok := s.Peak(40.0/60, 200.0/60); ok {
 		w.SNR = s.SNR(p.Hz)
+		w.PeakHz = p.Hz
 	}
 	return w
 }
