@@ -33,10 +33,9 @@ type Signal struct {
 // Features are the pulse features a blood-pressure calibration is anchored
 // to. Stored by the control plane as JSON.
 type Features struct {
+	// HeartRateBpm is the measure's mean heart rate: the anchor of the
+	// calibrated bp model (bp.go).
 	HeartRateBpm float64 `json:"hr"`
-	// AgeingIndex is the second-derivative ageing index (b-c-d-e)/a of the
-	// mean beat (see physicalAge), 0 when the beat shape was unusable.
-	AgeingIndex float64 `json:"agi"`
 }
 
 // Summary is what the analysis saw, for logs, tests and the live guidance.

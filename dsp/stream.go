@@ -98,7 +98,7 @@ func (s *Stream) Result() Result {
 		return missingCaptures(&s.in)
 	}
 	pa := s.analyze(0)
-	return assemble(&pa, &s.in, routeFrames)
+	return assemble(&pa, &s.in)
 }
 
 // analyze runs the capture checks and the pulse analysis over the frames
@@ -149,5 +149,5 @@ func AnalyzeFrames(c *face.Cascade, frames iter.Seq2[time.Duration, image.Image]
 func missingCaptures(in *Inputs) Result {
 	pa := pulseAnalysis{err: MissingCaptures}
 	pa.summary.Conformity = MissingCaptures
-	return assemble(&pa, in, routeFrames)
+	return assemble(&pa, in)
 }

@@ -42,16 +42,8 @@ const (
 	minShapeBeats = 10
 )
 
-// route says which source a measure came from, for faceBmi's code.
-type route int
-
-const (
-	routeFrames route = iota // video, live stream, face crops
-	routeSignal              // rppg or cppg signal upload
-)
-
 // assemble turns a pulse analysis into the requested variables.
-func assemble(pa *pulseAnalysis, in *Inputs, r route) Result {
+func assemble(pa *pulseAnalysis, in *Inputs) Result {
 	res := Result{Variables: map[string]Variable{}, Summary: pa.summary}
 	set := func(name string, v Variable) {
 		if in.wants(name) {
@@ -79,21 +71,16 @@ func assemble(pa *pulseAnalysis, in *Inputs, r route) Result {
 		set(HRV, hrv)
 		set(Stress, strs)
 	}
-	if pa.err == "" && (in.wants(PhysicalAge) || in.wants(BP)) {
-		age, agi := physicalAgeVariable(pa)
-		set(PhysicalAge, age)
-		res.Features.AgeingIndex = round(agi, 4)
-	} else {
-		set(PhysicalAge, fail(pa.blocked(MinSecondsBeatToBeat)))
+	if in.wants(PhysicalAge) {
+		set(PhysicalAge, physicalAgeVariable(pa))
 	}
 	bp, pressure := bpVariable(in, pa, hrBpm)
 	set(BP, bp)
 	set(BPClass, bpClassVariable(in, pressure, hrBpm))
 	set(BMI, bmiVariable(in.Person))
 	set(HealthScore, healthScoreVariable(in.Person, pressure))
-	if r == routeFrames || r == routeSignal {
-		set(FaceBMI, fail(MissingImage))
-	}
+	// faceBmi comes from still images only (AnalyzeImages).
+	set(FaceBMI, fail(MissingImage))
 	return res
 }
 
@@ -132,26 +119,25 @@ func hrvVariables(pa *pulseAnalysis) (hrv, strs Variable) {
 	return hrv, ok(Level{Level: level, Scale: Scale{Min: 1, Max: 5}})
 }
 
-// physicalAgeVariable returns physicalAge and the ageing index it came from.
-func physicalAgeVariable(pa *pulseAnalysis) (Variable, float64) {
+// physicalAgeVariable is physicalAge from the ageing index of the mean beat.
+func physicalAgeVariable(pa *pulseAnalysis) Variable {
 	if c := pa.blocked(MinSecondsBeatToBeat); c != "" {
-		return fail(c), 0
+		return fail(c)
 	}
 	tmpl, period, found := waveform.MeanBeat(pa.wave.Wide, pa.rateHz, pa.beats, pa.iv, minShapeBeats)
 	if !found {
-		return fail(ProcessorFail), 0
+		return fail(ProcessorFail)
 	}
 	sd := waveform.SecondDerivative(tmpl, period, math.Min(pulse.WideHiHz, 0.45*pa.rateHz))
 	w, found := waveform.FindWaves(sd, argmax(tmpl))
 	if !found {
-		return fail(ProcessorFail), 0
+		return fail(ProcessorFail)
 	}
-	agi := w.AgeingIndex()
-	age := (agi - ageingIntercept) / ageingSlopePerYear
+	age := (w.AgeingIndex() - ageingIntercept) / ageingSlopePerYear
 	if !(age >= minPhysicalAge && age <= maxPhysicalAge) {
-		return fail(OutOfRange), agi
+		return fail(OutOfRange)
 	}
-	return ok(math.Round(age)), agi
+	return ok(math.Round(age))
 }
 
 // AnalyzeTrace analyses a camera trace (the rppg signal route): the pulse
@@ -180,7 +166,7 @@ func analyzeSignal(t []float64, ch [][]float64, in *Inputs) Result {
 	} else {
 		pa = analyzePulse(t, ch)
 	}
-	return assemble(&pa, in, routeSignal)
+	return assemble(&pa, in)
 }
 
 func argmax(x []float64) int {
