@@ -11,15 +11,22 @@ import (
 
 // The cascades are pigo's trained PICO models (MIT licence, cascade/LICENSE),
 // shipped in the repository because go:embed cannot reach into another
-// module. facefinder detects frontal faces.
+// module. facefinder detects frontal faces; puploc finds pupils; lp81, lp82,
+// lp84 and lp93 find points on the mouth and nose.
 //
-//go:embed cascade/facefinder
+//go:embed cascade/facefinder cascade/puploc cascade/lp81 cascade/lp82 cascade/lp84 cascade/lp93
 var cascadeFiles embed.FS
 
-// Cascade is the loaded face model. It is read-only after loading, so one
-// Cascade serves any number of concurrent Trackers.
+// Cascade is the loaded face model: the face detector and the landmark
+// localisers. It is read-only after loading, so one Cascade serves any number
+// of concurrent Trackers and estimates.
 type Cascade struct {
-	faces *detector
+	faces  *detector
+	pupil  *localizer
+	mouth  *localizer // lp84: a mouth corner (mirrored for the other one)
+	lipTop *localizer // lp81
+	lipLow *localizer // lp82
+	nose   *localizer // lp93
 }
 
 var loadOnce = sync.OnceValues(load)
@@ -38,6 +45,17 @@ func load() (*Cascade, error) {
 	c := &Cascade{}
 	if c.faces, err = parseDetector(b); err != nil {
 		return nil, fmt.Errorf("face cascade facefinder: %w", err)
+	}
+	for _, l := range []struct {
+		name string
+		dst  **localizer
+	}{{"puploc", &c.pupil}, {"lp84", &c.mouth}, {"lp81", &c.lipTop}, {"lp82", &c.lipLow}, {"lp93", &c.nose}} {
+		if b, err = read(l.name); err != nil {
+			return nil, err
+		}
+		if *l.dst, err = parseLocalizer(b); err != nil {
+			return nil, fmt.Errorf("face cascade %s: %w", l.name, err)
+		}
 	}
 	return c, nil
 }

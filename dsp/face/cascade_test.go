@@ -56,6 +56,10 @@ func TestParseCascadeRejectsMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	goodLoc, err := cascadeFiles.ReadFile("cascade/puploc")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name  string
 		parse func([]byte) error
@@ -66,6 +70,10 @@ func TestParseCascadeRejectsMalformed(t *testing.T) {
 		{"detector truncated", parseDet, good[:len(good)-1]},
 		{"detector trailing byte", parseDet, append(slices.Clip(good), 0)},
 		{"detector huge depth", parseDet, withWord(good, 8, 40)},
+		{"localizer empty", parseLoc, nil},
+		{"localizer truncated", parseLoc, goodLoc[:len(goodLoc)-4]},
+		{"localizer zero stages", parseLoc, withWord(goodLoc, 0, 0)},
+		{"localizer huge trees", parseLoc, withWord(goodLoc, 8, 1<<30)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,6 +85,7 @@ func TestParseCascadeRejectsMalformed(t *testing.T) {
 }
 
 func parseDet(b []byte) error { _, err := parseDetector(b); return err }
+func parseLoc(b []byte) error { _, err := parseLocalizer(b); return err }
 
 // withWord returns a copy of b with the little-endian uint32 at off set to v.
 func withWord(b []byte, off int, v uint32) []byte {
@@ -85,7 +94,7 @@ func withWord(b []byte, off int, v uint32) []byte {
 	return c
 }
 
-// FuzzParseCascade feeds arbitrary bytes to the cascade parser: they must
+// FuzzParseCascade feeds arbitrary bytes to both cascade parsers: they must
 // refuse or accept without panicking, and an accepted detector must be
 // usable on a small image without reading out of bounds.
 func FuzzParseCascade(f *testing.F) {
@@ -96,6 +105,9 @@ func FuzzParseCascade(f *testing.F) {
 		if d, err := parseDetector(b); err == nil {
 			g := make([]uint8, 64*64)
 			d.scan(nil, g, 64, scanParams{20, 60, 0.2, 1.2, rect{0, 0, 64, 64}})
+		}
+		if l, err := parseLocalizer(b); err == nil {
+			l.run(gray{pix: make([]uint8, 32*32), w: 32, h: 32, stride: 32}, 16, 16, 10, false)
 		}
 	})
 }

@@ -5,6 +5,8 @@
 // follows the largest face of one stream frame by frame and Observe returns,
 // per frame, the face box, the robust mean colour of the skin on the forehead
 // and cheeks, the lighting and the motion (see Observation for units).
+// EstimateBMI estimates body mass index from the geometry of a face in a
+// still image (method, source and limits in bmi.go).
 //
 // Detection uses pigo's PICO cascades (github.com/esimov/pigo, MIT licence,
 // copied under cascade/) on a downscaled grayscale image: the whole frame

@@ -78,19 +78,27 @@ func scene(t testing.TB, w, h int, at image.Point, shrink int) *image.RGBA {
 	return dst
 }
 
-// toYCbCr converts an RGBA frame to 4:2:0 YCbCr the way a JPEG decoder
-// would hand it over.
+// toYCbCr converts an RGBA frame to 4:2:0 YCbCr the way a JPEG encoder
+// and decoder would hand it over: chroma averaged over 2x2 blocks.
 func toYCbCr(src *image.RGBA) *image.YCbCr {
 	dst := image.NewYCbCr(src.Rect, image.YCbCrSubsampleRatio420)
 	for y := 0; y < src.Rect.Dy(); y++ {
 		for x := 0; x < src.Rect.Dx(); x++ {
 			c := src.RGBAAt(x, y)
-			yy, cb, cr := color.RGBToYCbCr(c.R, c.G, c.B)
+			yy, _, _ := color.RGBToYCbCr(c.R, c.G, c.B)
 			dst.Y[dst.YOffset(x, y)] = yy
-			if x%2 == 0 && y%2 == 0 {
-				dst.Cb[dst.COffset(x, y)] = cb
-				dst.Cr[dst.COffset(x, y)] = cr
+		}
+	}
+	for y := 0; y+1 < src.Rect.Dy(); y += 2 {
+		for x := 0; x+1 < src.Rect.Dx(); x += 2 {
+			var cbs, crs int
+			for d := range 4 {
+				c := src.RGBAAt(x+d%2, y+d/2)
+				_, cb, cr := color.RGBToYCbCr(c.R, c.G, c.B)
+				cbs, crs = cbs+int(cb), crs+int(cr)
 			}
+			dst.Cb[dst.COffset(x, y)] = uint8((cbs + 2) / 4)
+			dst.Cr[dst.COffset(x, y)] = uint8((crs + 2) / 4)
 		}
 	}
 	return dst
