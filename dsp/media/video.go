@@ -18,10 +18,13 @@ import (
 
 // Defaults of VideoOptions.
 const (
-	// DefaultMaxWidth and DefaultMaxHeight bound the delivered frames. A
-	// face filling a third of a 640x360 frame is 120 pixels tall, plenty for
-	// the detector, and the skin means lose nothing to area averaging.
-	DefaultMaxWidth, DefaultMaxHeight = 640, 360
+	// DefaultMaxWidth and DefaultMaxHeight bound the delivered frames: 720p
+	// arrives as 480x270, VGA as 480x360. A face filling a third of the
+	// height is then 90 pixels tall, plenty for the detector; area averaging
+	// keeps the skin means; and ffmpeg decodes a 30 s 720p clip about 16
+	// times faster than real time on two cores, against 13 times at 640x360
+	// (measured on a synthetic face clip).
+	DefaultMaxWidth, DefaultMaxHeight = 480, 360
 	// DefaultMaxBytes is SPEC's video upload limit.
 	DefaultMaxBytes = 100 << 20
 	// DefaultMaxFrames is ten minutes at 60 frames per second.

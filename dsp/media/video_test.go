@@ -51,8 +51,9 @@ func TestDecodeVideoFormats(t *testing.T) {
 		{"avi mjpeg", "a.avi", append(flat("160x120"), "-c:v", "mjpeg", "-q:v", "2"), AVI, 160, 120, 6},
 		{"y4m", "a.y4m", append(flat("160x120"), "-pix_fmt", "yuv444p"), Y4M, 160, 120, 2},
 		{"mkv h264", "a.mkv", append(flat("160x120"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), Matroska, 160, 120, 4},
-		{"720p scaled to fit", "big.mp4", append(flat("1280x720"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 640, 360, 4},
+		{"720p scaled to fit", "big.mp4", append(flat("1280x720"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 480, 270, 4},
 		{"portrait scaled to fit", "tall.mp4", append(flat("480x640"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 270, 360, 4},
+		{"vga scaled to fit", "vga.mp4", append(flat("640x480"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 480, 360, 4},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
