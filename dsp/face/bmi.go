@@ -30,7 +30,7 @@ import (
 //	BMI = bmiRef + A/widthPerBMI                           (kg/m²)
 //
 // The reference proportions are those this method measures on the photo the
-// tests use (scripts/synth/photo/face.jpg, a lean young adult, taken as BMI
+// tests use (scripts/synth/clip/photo/face.jpg, a lean young adult, taken as BMI
 // 22): one face, not a population mean. widthPerBMI, 0.8% of face width per
 // kg/m², is the order of magnitude by which cheek soft tissue thickens with
 // BMI (De Greef et al., "Large-scale in-vivo Caucasian facial soft tissue

@@ -13,7 +13,7 @@ import (
 
 // photoPath is pigo's MIT-licensed frontal face photo, 320x400, shipped with
 // the synthetic data generator.
-const photoPath = "../../scripts/synth/photo/face.jpg"
+const photoPath = "../../scripts/synth/clip/photo/face.jpg"
 
 // The photo's face: eyes at y=183, chin at y=345; the detector's box is
 // centred on the nose bridge just below the eyes, at about (155, 201).
