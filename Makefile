@@ -36,7 +36,7 @@ bench: deps-test
 
 ## accuracy: accuracy evaluation on synthetic clips and the real recordings in ../shared/data
 accuracy: deps-run
-	@echo "accuracy evaluation: not built yet" >&2; exit 1
+	$(GO) run ./scripts/accuracy
 
 clean:
 	rm -rf bin

@@ -1,0 +1,131 @@
+package dsp
+
+import (
+	"math"
+	"slices"
+
+	"github.com/pulsewire/pulsewire/dsp/beats"
+	"github.com/pulsewire/pulsewire/dsp/pulse"
+	"github.com/pulsewire/pulsewire/dsp/resample"
+)
+
+// Limits of a pulse analysis (the capture-quality codes, see dsp/README.md).
+const (
+	// MinFrameRateHz: below a median of 12 samples a second the pulse
+	// wave's shape and beat timing are lost (CONFORMITY_LOW_FPS). 12 fps
+	// still holds 3.6 samples per beat at 200 bpm.
+	MinFrameRateHz = 12.0
+	// MinCoverage: when fewer than 80% of the frames the median rate
+	// promises arrive, gaps from dropped frames distort the wave
+	// (CONFORMITY_LOW_FPS).
+	MinCoverage = 0.8
+	// MinSeconds: a heart rate needs 10 s of signal, one spectral window
+	// (CONFORMITY_INITIALISATION).
+	MinSeconds = 10.0
+	// MinSecondsBeatToBeat: breathing, HRV, stress, pulse shape and blood
+	// pressure need 20 s: two breaths at 6 /min, 13 beats at 40 bpm.
+	MinSecondsBeatToBeat = 20.0
+	// A pulse whose mean spectral SNR is below
+	//
+	//	MinSNRdB + SNRSpreadDB · sqrt(10 s / duration)
+	//
+	// is not told apart from noise (CONFORMITY_MISSING_SIGNAL): 4.5 dB for
+	// 10 s, 2.6 dB for 30 s, 1.5 dB for 90 s. Noise alone scores -3 dB on
+	// average, but the best of the candidate peaks a short capture offers
+	// can reach +4 dB; the mean over more independent 10 s windows spreads
+	// less, as 1/sqrt(windows). Of 720 noise-only traces (camera and
+	// contact, 15-60 fps, 12-60 s) one passed, a 12 s one; a 0.3% pulse in
+	// the same noise passes from 30 s on (TestNoiseIsNoPulse).
+	MinSNRdB    = 0.0
+	SNRSpreadDB = 4.5
+	// maxGridRateHz caps the analysis grid: contact sensors sampling faster
+	// gain nothing above 128 Hz for a wave band-limited to 8 Hz.
+	maxGridRateHz = 128.0
+)
+
+// pulseAnalysis is everything measured on the pulse of one recording.
+type pulseAnalysis struct {
+	err     Code // capture-quality code that stops all pulse variables
+	rateHz  float64
+	seconds float64
+	wave    pulse.Wave
+	track   rateTrack
+	beats   []beats.Beat
+	iv      []beats.Interval
+	nn      beats.NNStats
+	summary Summary
+}
+
+// analyzePulse runs the signal part of every route: times in seconds from 0
+// (clean output), one channel for contact traces or R, G, B for camera ones.
+func analyzePulse(t []float64, chans [][]float64) pulseAnalysis {
+	var pa pulseAnalysis
+	pa.summary.Samples = len(t)
+	if len(t) < 2 {
+		pa.err = ConformityInitialisation
+		return pa
+	}
+	pa.seconds = t[len(t)-1] - t[0]
+	pa.summary.Seconds = pa.seconds
+	d := make([]float64, len(t)-1)
+	for i := range d {
+		d[i] = t[i+1] - t[i]
+	}
+	slices.Sort(d)
+	medianS := d[len(d)/2]
+	pa.summary.FrameRateHz = 1 / medianS
+	switch {
+	case pa.seconds < MinSeconds:
+		pa.err = ConformityInitialisation
+	case pa.summary.FrameRateHz < MinFrameRateHz,
+		float64(len(t)-1) < MinCoverage*pa.seconds/medianS:
+		pa.err = ConformityLowFPS
+	}
+	if pa.err != "" {
+		pa.summary.Conformity = pa.err
+		return pa
+	}
+	pa.rateHz = math.Min(math.Round(pa.summary.FrameRateHz), maxGridRateHz)
+	grid := make([][]float64, len(chans))
+	for i, c := range chans {
+		grid[i] = resample.Uniform(nil, t, c, pa.rateHz)
+	}
+	if len(grid) == 3 {
+		pa.wave = pulse.FromRGB(grid[0], grid[1], grid[2], pa.rateHz)
+	} else {
+		pa.wave = pulse.FromIntensity(grid[0], pa.rateHz)
+	}
+	pa.summary.Method = string(pa.wave.Method)
+	pa.track = trackRate(pa.wave.Pulse, pa.rateHz)
+	pa.summary.SNRdB = meanOf(pa.track.snrDB)
+	pa.summary.QualityScore = meanOf(pa.track.share)
+	if !(pa.summary.SNRdB >= minSNRdB(pa.seconds)) {
+		pa.err = ConformityMissingSignal
+		pa.summary.Conformity = pa.err
+		return pa
+	}
+	period := pa.track.periodAt(len(pa.wave.Pulse), pa.rateHz)
+	pa.beats = beats.Detect(nil, pa.wave.Pulse, period, pa.rateHz)
+	pa.iv = beats.Intervals(pa.beats)
+	pa.nn = beats.Stats(pa.iv)
+	pa.summary.Beats = len(pa.beats)
+	pa.summary.NNIntervals = pa.nn.Count
+	return pa
+}
+
+// blocked returns the code that stops a pulse variable needing minS seconds,
+// or "" when it can be computed.
+func (pa *pulseAnalysis) blocked(minS float64) Code {
+	if pa.err != "" {
+		return pa.err
+	}
+	if pa.seconds < minS {
+		return ConformityInitialisation
+	}
+	return ""
+}
+
+// minSNRdB is the pulse SNR a capture of the given length needs.
+func minSNRdB(seconds float64) float64 {
+	return MinSNRdB + SNRSpreadDB*math.Sqrt(hrWindowS/max(seconds, hrWindowS))
+}

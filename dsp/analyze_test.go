@@ -1,0 +1,108 @@
+package dsp
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
+)
+
+func trace(s testsignal.Signal) Trace { return Trace{TimestampsMs: s.T, R: s.R, G: s.G, B: s.B} }
+func ppg(s testsignal.Signal) PPG     { return PPG{TimestampsMs: s.T, Values: s.I} }
+
+func mean(t *testing.T, r Result, name string) float64 {
+	t.Helper()
+	v, present := r.Variables[name]
+	if !present {
+		t.Fatalf("%s missing from %v", name, r.Variables)
+	}
+	if v.Error != "" {
+		t.Fatalf("%s failed with %s (summary %+v)", name, v.Error, r.Summary)
+	}
+	return v.Value.(Mean).Mean
+}
+
+// TestPulseReads72AtAnyBrightnessAndFrameRate: a 1.2 Hz pulse reads 72 bpm
+// at any brightness, at 15-60 fps, with timestamp jitter and dropped frames.
+func TestPulseReads72AtAnyBrightnessAndFrameRate(t *testing.T) {
+	for _, fps := range []float64{15, 24, 30, 60} {
+		for _, level := range []float64{45, 120, 220} {
+			t.Run(fmt.Sprintf("%gfps level %g", fps, level), func(t *testing.T) {
+				s := testsignal.Make(testsignal.Config{
+					Seed: uint64(fps*1000 + level), Seconds: 20, FPS: fps, Jitter: 0.4, Drop: 0.05,
+					HR: 72, Level: level, Noise: 0.05 * level / 120,
+				})
+				for name, r := range map[string]Result{
+					"camera":  AnalyzeTrace(trace(s), Inputs{Variables: []string{HR}}),
+					"contact": AnalyzePPG(ppg(s), Inputs{Variables: []string{HR}}),
+				} {
+					if hr := mean(t, r, HR); math.Abs(hr-72) > 0.5 {
+						t.Errorf("%s: hr %.2f, want 72 ± 0.5", name, hr)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestKnownAnswers checks every pulse variable against the generator's
+// ground truth across the heart-rate range, including slow pulses with a
+// strong dicrotic wave that must not read as double.
+func TestKnownAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    testsignal.Config
+	}{
+		{"43 bpm strong dicrotic wave", testsignal.Config{HR: 43, Notch: 0.8, RMSSDms: 30, BR: 8}},
+		{"61 bpm", testsignal.Config{HR: 61, Notch: 0.6, RMSSDms: 40, BR: 12}},
+		{"95 bpm", testsignal.Config{HR: 95, RMSSDms: 20, BR: 18, FPS: 25, Jitter: 0.3}},
+		{"160 bpm", testsignal.Config{HR: 160, RMSSDms: 8, BR: 28, FPS: 60}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			c.Seed = uint64(c.HR)
+			c.Seconds = 40
+			c.BaselineDepth, c.AmplitudeDepth, c.RSADepth = 0.003, 0.2, 0.03
+			c.Noise = 0.02
+			s := testsignal.Make(c)
+			r := AnalyzePPG(ppg(s), Inputs{})
+			if hr := mean(t, r, HR); math.Abs(hr-s.HR) > 1 {
+				t.Errorf("hr %.1f, truth %.1f", hr, s.HR)
+			}
+			if br := mean(t, r, BR); math.Abs(br-c.BR) > 1.5 {
+				t.Errorf("br %.1f, truth %.1f", br, c.BR)
+			}
+			if hrv := mean(t, r, HRV); math.Abs(hrv-s.RMSSDms) > 10 {
+				t.Errorf("rmssd %.1f ms, truth %.1f", hrv, s.RMSSDms)
+			}
+			if q := r.Signal.QualityScore; q.Error != "" || q.Value.(float64) < 0.5 || q.Value.(float64) > 1 {
+				t.Errorf("qualityScore %+v for a clean pulse", q)
+			}
+			rc := AnalyzeTrace(trace(s), Inputs{Variables: []string{HR}})
+			if hr := mean(t, rc, HR); math.Abs(hr-s.HR) > 1 {
+				t.Errorf("camera hr %.1f, truth %.1f", hr, s.HR)
+			}
+		})
+	}
+}
+
+// TestOnlyRequestedVariables: what is not asked for is absent, what is asked
+// for is present with a value or a code.
+func TestOnlyRequestedVariables(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 1, Noise: 0.02})
+	r := AnalyzePPG(ppg(s), Inputs{Variables: []string{HR, BMI}})
+	if len(r.Variables) != 2 {
+		t.Fatalf("variables %v, want hr and bmi only", r.Variables)
+	}
+	if r.Variables[BMI].Error != MissingUserData {
+		t.Errorf("bmi %+v, want MISSING_USER_DATA", r.Variables[BMI])
+	}
+	all := AnalyzePPG(ppg(s), Inputs{})
+	for _, name := range AllVariables {
+		v, present := all.Variables[name]
+		if !present || (v.Error == "") == (v.Value == nil) {
+			t.Errorf("%s: %+v present=%v", name, v, present)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package beats
+
+import (
+	"math"
+	"testing"
+
+	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
+	"github.com/pulsewire/pulsewire/dsp/pulse"
+	"github.com/pulsewire/pulsewire/dsp/resample"
+)
+
+func constant(n int, v float64) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = v
+	}
+	return x
+}
+
+// TestDetectFindsEveryBeat: on a contact pulse with a strong dicrotic wave
+// every generated beat is found once, within a few milliseconds.
+func TestDetectFindsEveryBeat(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hr    float64
+		notch float64
+		fps   float64
+	}{
+		{"45 bpm, dicrotic wave 0.8 of the peak", 45, 0.8, 30},
+		{"72 bpm", 72, 0.4, 30},
+		{"150 bpm at 60 fps", 150, 0.3, 60},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testsignal.Make(testsignal.Config{Seed: 3, HR: tc.hr, Notch: tc.notch, FPS: tc.fps, RMSSDms: 30, Noise: 0.02})
+			ts := make([]float64, len(s.T))
+			for i, v := range s.T {
+				ts[i] = v / 1000
+			}
+			w := pulse.FromIntensity(resample.Uniform(nil, ts, s.I, tc.fps), tc.fps)
+			got := Detect(nil, w.Pulse, constant(len(w.Pulse), 60/tc.hr), tc.fps)
+			// Every beat away from the ends is found, and every detection
+			// is a beat (the first and last partial beats may be missed).
+			var worst float64
+			for _, b := range s.Beats {
+				if b < 1 || b > 29 {
+					continue
+				}
+				best := math.Inf(1)
+				for _, g := range got {
+					best = math.Min(best, math.Abs(g.PeakT-b))
+				}
+				if best > 0.1 {
+					t.Errorf("beat at %.3f s missed", b)
+				}
+				worst = math.Max(worst, best)
+			}
+			for _, g := range got {
+				best := math.Inf(1)
+				for _, b := range s.Beats {
+					best = math.Min(best, math.Abs(g.PeakT-b))
+				}
+				if best > 0.1 {
+					t.Errorf("detection at %.3f s is no beat", g.T)
+				}
+			}
+			// The band-pass delays nothing (zero phase) but rounds the peak:
+			// a constant offset does not matter for intervals; the spread does.
+			if worst > 0.06 {
+				t.Errorf("worst timing error %.3f s", worst)
+			}
+		})
+	}
+}
+
+func beatsAt(times ...float64) []Beat {
+	bs := make([]Beat, len(times))
+	for i, t := range times {
+		bs[i] = Beat{T: t, Peak: 1}
+	}
+	return bs
+}
+
+func TestIntervalsRejectArtefacts(t *testing.T) {
+	// Steady 0.8 s beats with one missed beat (1.6 s) and one extra (0.4+0.4).
+	times := []float64{0, 0.8, 1.6, 2.4, 4.0, 4.8, 5.6, 6.0, 6.4, 7.2, 8.0, 8.8}
+	iv := Intervals(beatsAt(times...))
+	want := []bool{true, true, true, false, true, true, false, false, true, true, true}
+	for i, v := range iv {
+		if v.NN != want[i] {
+			t.Errorf("interval %d (%.1f s): NN %v, want %v", i, v.S, v.NN, want[i])
+		}
+	}
+	st := Stats(iv)
+	if st.Count != 8 || st.Total != 11 {
+		t.Errorf("stats %+v", st)
+	}
+	// Only adjacent NN pairs count: (0,1) (1,2) (4,5) (8,9) (9,10).
+	if st.Pairs != 5 || st.RMSSDs > 1e-12 {
+		t.Errorf("pairs %d rmssd %g", st.Pairs, st.RMSSDs)
+	}
+}
+
+func TestRMSSD(t *testing.T) {
+	// Intervals 0.80 0.85 0.80 0.85 ...: every successive difference 50 ms.
+	times := []float64{0}
+	for i := 0; i < 20; i++ {
+		times = append(times, times[len(times)-1]+0.8+0.05*float64(i%2))
+	}
+	st := Stats(Intervals(beatsAt(times...)))
+	if math.Abs(st.RMSSDs-0.05) > 1e-9 || st.Pairs != 19 {
+		t.Errorf("rmssd %g over %d pairs, want 0.05 over 19", st.RMSSDs, st.Pairs)
+	}
+}
+
+func TestStressIndex(t *testing.T) {
+	// 10 intervals: 6 in the 800-850 ms bin, 2 at 0.78, 2 at 0.88.
+	s := []float64{0.81, 0.82, 0.83, 0.81, 0.82, 0.84, 0.78, 0.78, 0.88, 0.88}
+	var iv []Interval
+	for _, v := range s {
+		iv = append(iv, Interval{S: v, NN: true})
+	}
+	si, ok := StressIndex(iv)
+	// Mo = 0.825 s, AMo = 60%, MxDMn = 0.10 s: SI = 60 / (2 * 0.825 * 0.10).
+	if want := 60 / (2 * 0.825 * 0.10); !ok || math.Abs(si-want) > 1e-9 {
+		t.Errorf("SI %g, want %g", si, want)
+	}
+	if _, ok := StressIndex(iv[:1]); ok {
+		t.Error("SI of one interval")
+	}
+	if _, ok := StressIndex([]Interval{{S: 0.8, NN: true}, {S: 0.8, NN: true}}); ok {
+		t.Error("SI of a zero range")
+	}
+}

@@ -1,0 +1,92 @@
+package beats
+
+import "math"
+
+// Plausible inter-beat intervals in seconds: 40-200 bpm, the range the
+// service measures heart rate in.
+const (
+	MinIntervalS = 60.0 / 200
+	MaxIntervalS = 60.0 / 40
+)
+
+// LocalDeviation is the largest relative distance from the local median
+// interval that a normal-to-normal (NN) interval may have. 20% is the
+// classic rule for rejecting ectopic beats and missed or extra detections
+// (Malik et al., "Heart rate variability: standards of measurement",
+// Circulation 93(5), 1996; Kamath & Fallen 1995).
+const LocalDeviation = 0.20
+
+// localSpan is how many intervals on each side form the local median.
+const localSpan = 5
+
+// Interval is the time between two consecutive beats.
+type Interval struct {
+	S  float64 // seconds
+	At float64 // time of the beat that ends it, s
+	// NN is true when the interval passed artefact rejection: plausible and
+	// within LocalDeviation of the median of its neighbours.
+	NN bool
+}
+
+// Intervals returns the intervals between consecutive beats with artefact
+// rejection applied.
+func Intervals(beats []Beat) []Interval {
+	if len(beats) < 2 {
+		return nil
+	}
+	out := make([]Interval, len(beats)-1)
+	for i := range out {
+		out[i] = Interval{S: beats[i+1].T - beats[i].T, At: beats[i+1].T}
+	}
+	var win []float64
+	for i, iv := range out {
+		win = win[:0]
+		for j := max(0, i-localSpan); j <= min(len(out)-1, i+localSpan); j++ {
+			if s := out[j].S; s >= MinIntervalS && s <= MaxIntervalS {
+				win = append(win, s)
+			}
+		}
+		med := median(win)
+		out[i].NN = iv.S >= MinIntervalS && iv.S <= MaxIntervalS && med > 0 &&
+			math.Abs(iv.S-med) <= LocalDeviation*med
+	}
+	return out
+}
+
+// NNStats summarises the clean intervals.
+type NNStats struct {
+	Count  int     // NN intervals
+	Total  int     // all intervals
+	MeanS  float64 // mean NN interval, s
+	Pairs  int     // successive NN pairs (both intervals NN and adjacent)
+	RMSSDs float64 // root mean square of successive NN differences, s
+}
+
+// Stats computes RMSSD, the root mean square of the differences between
+// successive NN intervals (Task Force of the ESC and NASPE, "Heart rate
+// variability", Circulation 93(5), 1996): only pairs whose two intervals are
+// both NN and adjacent count, so one rejected beat removes two differences
+// instead of adding a false one.
+func Stats(iv []Interval) NNStats {
+	st := NNStats{Total: len(iv)}
+	var sum, sq float64
+	for i, v := range iv {
+		if !v.NN {
+			continue
+		}
+		st.Count++
+		sum += v.S
+		if i > 0 && iv[i-1].NN {
+			d := v.S - iv[i-1].S
+			sq += d * d
+			st.Pairs++
+		}
+	}
+	if st.Count > 0 {
+		st.MeanS = sum / float64(st.Count)
+	}
+	if st.Pairs > 0 {
+		st.RMSSDs = math.Sqrt(sq / float64(st.Pairs))
+	}
+	return st
+}

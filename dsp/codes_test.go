@@ -1,0 +1,159 @@
+package dsp
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
+)
+
+func code(r Result, name string) Code { return r.Variables[name].Error }
+
+// TestSignalCodes covers the codes a signal upload can produce, each at its
+// threshold and past it.
+func TestSignalCodes(t *testing.T) {
+	clean := testsignal.Config{Seed: 7, Noise: 0.02}
+	with := func(f func(*testsignal.Config)) testsignal.Signal {
+		c := clean
+		f(&c)
+		return testsignal.Make(c)
+	}
+	noise := func(n int) testsignal.Signal {
+		rng := rand.New(rand.NewPCG(1, 1))
+		var s testsignal.Signal
+		for i := range n {
+			s.T = append(s.T, float64(i)*1000/30)
+			s.I = append(s.I, 100+rng.NormFloat64())
+			s.R = append(s.R, 150+rng.NormFloat64())
+			s.G = append(s.G, 110+rng.NormFloat64())
+			s.B = append(s.B, 90+rng.NormFloat64())
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		s    testsignal.Signal
+		in   Inputs
+		v    string
+		want Code
+	}{
+		{"empty upload", testsignal.Signal{}, Inputs{}, HR, MissingSignal},
+		{"one sample", testsignal.Signal{T: []float64{0}, I: []float64{1}, R: []float64{1}, G: []float64{1}, B: []float64{1}}, Inputs{}, HR, MissingSignal},
+		{"10.5 s is enough for hr", with(func(c *testsignal.Config) { c.Seconds = 10.5 }), Inputs{}, HR, ""},
+		{"9.5 s is too short for hr", with(func(c *testsignal.Config) { c.Seconds = 9.5 }), Inputs{}, HR, ConformityInitialisation},
+		{"19 s is too short for br", with(func(c *testsignal.Config) { c.Seconds = 19 }), Inputs{}, BR, ConformityInitialisation},
+		{"13 fps is enough", with(func(c *testsignal.Config) { c.FPS = 13 }), Inputs{}, HR, ""},
+		{"11 fps is too few", with(func(c *testsignal.Config) { c.FPS = 11 }), Inputs{}, HR, ConformityLowFPS},
+		{"15% frames dropped is fine", with(func(c *testsignal.Config) { c.Drop = 0.15 }), Inputs{}, HR, ""},
+		{"30% frames dropped", with(func(c *testsignal.Config) { c.Drop = 0.3 }), Inputs{}, HR, ConformityLowFPS},
+		{"noise has no pulse", noise(900), Inputs{}, HR, ConformityMissingSignal},
+		{"noise has no qualityScore either", noise(900), Inputs{}, "signal", ConformityMissingSignal},
+		{"erratic beats", with(func(c *testsignal.Config) { c.RMSSDms = 450 }), Inputs{}, HRV, BadRMSSD},
+		{"strs shares hrv's gate", with(func(c *testsignal.Config) { c.RMSSDms = 450 }), Inputs{}, Stress, BadRMSSD},
+		{"faceBmi needs an image", with(func(*testsignal.Config) {}), Inputs{}, FaceBMI, MissingImage},
+		{"bp needs an externalId", with(func(*testsignal.Config) {}), Inputs{}, BP, MissingUserDataExternalID},
+		{"bp needs a calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}}, BP, NotCalibrated},
+		{"bp with an impossible calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}, Calibration: &Calibration{SystoleMmHg: 70, DiastoleMmHg: 90}}, BP, OutOfRange},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for route, r := range map[string]Result{
+				"camera":  AnalyzeTrace(trace(tc.s), tc.in),
+				"contact": AnalyzePPG(ppg(tc.s), tc.in),
+			} {
+				got := Code("")
+				if tc.v == "signal" {
+					got = r.Signal.QualityScore.Error
+				} else {
+					got = code(r, tc.v)
+				}
+				if got != tc.want {
+					t.Errorf("%s: %s = %q, want %q (summary %+v)", route, tc.v, got, tc.want, r.Summary)
+				}
+			}
+		})
+	}
+}
+
+// TestPersonCodes covers the person-data codes and values.
+func TestPersonCodes(t *testing.T) {
+	full := Person{AgeYears: 45, Sex: Male, WeightKg: 80, HeightCm: 180, Smoking: NonSmoker}
+	drop := func(f func(*Person)) Person { p := full; f(&p); return p }
+	for _, tc := range []struct {
+		name string
+		p    Person
+		v    string
+		want Code
+	}{
+		{"bmi complete", full, BMI, ""},
+		{"bmi without weight", drop(func(p *Person) { p.WeightKg = 0 }), BMI, MissingUserDataWeight},
+		{"bmi without height", drop(func(p *Person) { p.HeightCm = 0 }), BMI, MissingUserDataHeight},
+		{"bmi without both", drop(func(p *Person) { p.HeightCm, p.WeightKg = 0, 0 }), BMI, MissingUserData},
+		{"bpClass without age", drop(func(p *Person) { p.AgeYears = 0 }), BPClass, MissingUserDataAge},
+		{"bpClass without sex", drop(func(p *Person) { p.Sex = "" }), BPClass, MissingUserDataSex},
+		{"bpClass ignores smoking", drop(func(p *Person) { p.Smoking = "" }), BPClass, ""},
+		{"healthScore without smoking status", drop(func(p *Person) { p.Smoking = "" }), HealthScore, MissingUserDataSmokingStatus},
+		{"healthScore with an unknown sex value", drop(func(p *Person) { p.Sex = "X" }), HealthScore, MissingUserDataSex},
+		{"healthScore complete", full, HealthScore, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := AnalyzePPG(PPG{}, Inputs{Person: tc.p})
+			if got := code(r, tc.v); got != tc.want {
+				t.Errorf("%s = %q, want %q", tc.v, got, tc.want)
+			}
+			if code(r, HR) != MissingSignal {
+				t.Errorf("hr of an empty upload: %+v", r.Variables[HR])
+			}
+		})
+	}
+}
+
+func TestPersonValues(t *testing.T) {
+	p := Person{AgeYears: 45, Sex: Male, WeightKg: 81, HeightCm: 180, Smoking: NonSmoker}
+	r := AnalyzePPG(PPG{}, Inputs{Person: p})
+	if b := r.Variables[BMI].Value.(float64); b != 25 {
+		t.Errorf("bmi %v, want 25 (81 / 1.8²)", b)
+	}
+	// 45-year-old man, BMI 25, SBP 120, non-smoker: the Framingham BMI model
+	// gives a 10-year risk of about 7%.
+	hs := r.Variables[HealthScore].Value.(float64)
+	smoker := AnalyzePPG(PPG{}, Inputs{Person: Person{AgeYears: 45, Sex: Male, WeightKg: 81, HeightCm: 180, Smoking: Smoker}})
+	if hs < 88 || hs > 96 {
+		t.Errorf("healthScore %v, want about 93", hs)
+	}
+	if hs2 := smoker.Variables[HealthScore].Value.(float64); hs2 >= hs {
+		t.Errorf("smoking did not lower healthScore: %v >= %v", hs2, hs)
+	}
+	// bpClass points: age 40-49 (1) + overweight 25 (1) + male (1) = 3 -> 2.
+	if l := r.Variables[BPClass].Value.(Level); l.Level != 2 || l.Scale != (Scale{1, 3}) {
+		t.Errorf("bpClass %+v, want level 2 of 1-3", l)
+	}
+	r2 := AnalyzePPG(PPG{}, Inputs{Person: p, BPClassScale: 2})
+	if l := r2.Variables[BPClass].Value.(Level); l.Level != 2 || l.Scale != (Scale{1, 2}) {
+		t.Errorf("bpClass scale 2 %+v, want level 2 of 1-2", l)
+	}
+	young := AnalyzePPG(PPG{}, Inputs{Person: Person{AgeYears: 25, Sex: Female, WeightKg: 55, HeightCm: 165}, BPClassScale: 2})
+	if l := young.Variables[BPClass].Value.(Level); l.Level != 1 {
+		t.Errorf("bpClass of a young lean woman %+v, want 1", l)
+	}
+}
+
+func TestCalibratedBP(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 9, HR: 80, Noise: 0.02})
+	cal := &Calibration{SystoleMmHg: 125, DiastoleMmHg: 82, Features: Features{HeartRateBpm: 70}}
+	in := Inputs{Person: Person{HasExternalID: true, AgeYears: 50, Sex: Female, WeightKg: 70, HeightCm: 165}, Calibration: cal}
+	r := AnalyzePPG(ppg(s), in)
+	bp, isP := r.Variables[BP].Value.(Pressure)
+	if !isP {
+		t.Fatalf("bp %+v", r.Variables[BP])
+	}
+	// 10 bpm faster than at calibration: +5 systolic, +3 diastolic.
+	if bp.Systole != 130 || bp.Diastole != 85 {
+		t.Errorf("bp %+v, want 130/85", bp)
+	}
+	if l := r.Variables[BPClass].Value.(Level); l.Level != 3 {
+		t.Errorf("bpClass from a calibrated 130/85: %+v, want 3", l)
+	}
+	if r.Features == nil || r.Features.HeartRateBpm < 79 || r.Features.HeartRateBpm > 81 {
+		t.Errorf("features %+v", r.Features)
+	}
+}

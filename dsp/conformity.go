@@ -1,0 +1,150 @@
+package dsp
+
+import (
+	"math"
+	"slices"
+
+	"github.com/pulsewire/pulsewire/dsp/filter"
+	"github.com/pulsewire/pulsewire/dsp/pulse"
+	"github.com/pulsewire/pulsewire/dsp/resample"
+	"gonum.org/v1/gonum/stat"
+)
+
+// Capture-quality thresholds for camera captures analysed from frames
+// (documented with their reasons in dsp/README.md). A capture that crosses
+// one gets the code on every pulse variable; the stream reports the same
+// checks over its recent frames as live guidance.
+const (
+	// MinFacePresence: a face must be tracked in at least 80% of the frames
+	// (CONFORMITY_FACE_PRESENCE). Short losses are bridged by interpolation;
+	// longer ones leave too little pulse.
+	MinFacePresence = 0.8
+	// MinFaceFraction: the face must be at least 15% of the frame height
+	// (CONFORMITY_FACE_SIZE). Smaller faces give too few skin pixels for
+	// their mean colour to rise above camera noise and compression.
+	MinFaceFraction = 0.15
+	// MinSkinLuma and MaxSkinLuma bound the median luma of the skin, 0-255
+	// (CONFORMITY_POOR_LIGHT): below 35 the 0.1-1% pulse is a fraction of
+	// one quantisation level per pixel; above 240 the channels clip.
+	MinSkinLuma = 35.0
+	MaxSkinLuma = 240.0
+	// MaxFaceSpeed: the median speed of the face, in face heights per
+	// second, must stay below 0.25 (CONFORMITY_MUCH_VARIATIONS). Sitting
+	// still sways at a few hundredths; talking or turning is 0.3 and more,
+	// and moves shading across the skin faster than POS can cancel it.
+	MaxFaceSpeed = 0.25
+	// MaxFlicker: the scene brightness may vary by at most 0.5% RMS within
+	// the pulse band, 0.6-4 Hz (CONFORMITY_ONDULATIONS). Flickering or
+	// pulsing light there is indistinguishable from a pulse; the pulse
+	// itself, diluted over the whole frame, stays near 0.1%.
+	MaxFlicker = 0.005
+)
+
+// frameRecord is what a stream keeps of one frame for the quality checks.
+type frameRecord struct {
+	t            float64 // s from the first frame
+	face         bool
+	faceFraction float32
+	luma         float32 // skin
+	sceneLuma    float32
+	motion       float32 // face heights since the previous frame
+}
+
+// captureQuality summarises frame records.
+type captureQuality struct {
+	seconds      float64 // span of the records
+	presence     float64 // share of frames with a face
+	faceFraction float64 // median over frames with a face
+	luma         float64 // median skin luma over frames with a face
+	speed        float64 // median face speed, face heights per second
+	flicker      float64 // relative RMS of scene luma in the pulse band
+}
+
+// assess measures frame records.
+func assess(recs []frameRecord) captureQuality {
+	var q captureQuality
+	if len(recs) == 0 {
+		return q
+	}
+	q.seconds = recs[len(recs)-1].t - recs[0].t
+	var ff, luma, speed []float64
+	for i, r := range recs {
+		if !r.face {
+			continue
+		}
+		ff = append(ff, float64(r.faceFraction))
+		luma = append(luma, float64(r.luma))
+		if i > 0 && recs[i-1].face {
+			if dt := r.t - recs[i-1].t; dt > 0 {
+				speed = append(speed, float64(r.motion)/dt)
+			}
+		}
+	}
+	q.presence = float64(len(ff)) / float64(len(recs))
+	q.faceFraction = median(ff)
+	q.luma = median(luma)
+	q.speed = median(speed)
+	q.flicker = flicker(recs)
+	return q
+}
+
+// flicker returns the RMS of the scene luma within the pulse band relative
+// to its mean.
+func flicker(recs []frameRecord) float64 {
+	if len(recs) < 3 {
+		return 0
+	}
+	t := make([]float64, len(recs))
+	y := make([]float64, len(recs))
+	var mean float64
+	for i, r := range recs {
+		t[i], y[i] = r.t, float64(r.sceneLuma)
+		mean += y[i]
+	}
+	mean /= float64(len(recs))
+	span := t[len(t)-1] - t[0]
+	rate := math.Min(30, float64(len(t)-1)/span)
+	if !(mean > 0) || span < 3 || pulse.BandHiHz >= 0.45*rate {
+		return 0
+	}
+	g := resample.Uniform(nil, t, y, rate)
+	filter.Bandpass(2, pulse.BandLoHz, pulse.BandHiHz, rate).FiltFilt(g, g)
+	var ss float64
+	for _, v := range g {
+		ss += v * v
+	}
+	return math.Sqrt(ss/float64(len(g))) / mean
+}
+
+// codes returns the capture-quality codes q crosses, most fundamental first.
+func (q captureQuality) codes() []Code {
+	var cs []Code
+	if q.presence < MinFacePresence {
+		cs = append(cs, ConformityFacePresence)
+	}
+	if q.presence > 0 {
+		if q.faceFraction < MinFaceFraction {
+			cs = append(cs, ConformityFaceSize)
+		}
+		if q.luma < MinSkinLuma || q.luma > MaxSkinLuma {
+			cs = append(cs, ConformityPoorLight)
+		}
+		if q.speed > MaxFaceSpeed {
+			cs = append(cs, ConformityMuchVariations)
+		}
+	}
+	if q.flicker > MaxFlicker {
+		cs = append(cs, ConformityOndulations)
+	}
+	return cs
+}
+
+// median returns the median of x (the lower middle value for an even
+// count), reordering x; 0 for none.
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	slices.Sort(x)
+	return stat.Quantile(0.5, stat.Empirical, x, nil)
+}

@@ -1,0 +1,189 @@
+package face
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+)
+
+// frame gives the tracker fast access to the pixels of one decoded frame
+// without converting it: *image.RGBA (ffmpeg rawvideo) and *image.YCbCr (JPEG
+// frames, whose Y plane is already the luma) are read in place; any other
+// image is first drawn into a reused RGBA buffer.
+type frame struct {
+	w, h int
+	rgba *image.RGBA
+	ycc  *image.YCbCr
+}
+
+// wrap prepares img for reading. scratch is the tracker's conversion buffer,
+// reallocated only when the frame size changes.
+func wrap(img image.Image, scratch **image.RGBA) frame {
+	b := img.Bounds()
+	f := frame{w: b.Dx(), h: b.Dy()}
+	// Images not anchored at (0, 0) (sub-images) take the slow path: the
+	// fast paths index pixels from the top-left corner.
+	anchored := b.Min == image.Point{}
+	switch m := img.(type) {
+	case *image.RGBA:
+		if anchored {
+			f.rgba = m
+			return f
+		}
+	case *image.YCbCr:
+		if anchored {
+			f.ycc = m
+			return f
+		}
+	}
+	if *scratch == nil || (*scratch).Rect.Dx() != f.w || (*scratch).Rect.Dy() != f.h {
+		*scratch = image.NewRGBA(image.Rect(0, 0, f.w, f.h))
+	}
+	draw.Draw(*scratch, (*scratch).Rect, img, b.Min, draw.Src)
+	f.rgba = *scratch
+	return f
+}
+
+// luma601 is the BT.601 luma of an 8-bit RGB pixel, 0-255, in fixed point:
+// Y = 0.299 R + 0.587 G + 0.114 B.
+func luma601(r, g, b uint8) uint32 {
+	return (19595*uint32(r) + 38470*uint32(g) + 7471*uint32(b) + 1<<15) >> 16
+}
+
+// addLuma adds to acc[i] the luma of the m pixels of row y starting at column
+// x0+i*m, for i < len(acc). The caller keeps every pixel inside the frame.
+func (f frame) addLuma(acc []uint32, y, x0, m int) {
+	if f.ycc != nil {
+		row := f.ycc.Y[y*f.ycc.YStride+x0:]
+		for i := range acc {
+			var s uint32
+			for _, v := range row[i*m : i*m+m] {
+				s += uint32(v)
+			}
+			acc[i] += s
+		}
+		return
+	}
+	row := f.rgba.Pix[y*f.rgba.Stride+4*x0:]
+	for i := range acc {
+		var s uint32
+		px := row[4*i*m : 4*(i*m+m)]
+		for j := 0; j+3 < len(px); j += 4 {
+			s += luma601(px[j], px[j+1], px[j+2])
+		}
+		acc[i] += s
+	}
+}
+
+// cells fills dst (w x h cells, row-major) with the mean luma of m x m pixel
+// blocks whose top-left corners are (x0+i*m, y0+j*m). Blocks reaching outside
+// the frame are moved back inside, which repeats the edge. acc has at least w
+// entries.
+func (f frame) cells(dst []uint8, acc []uint32, x0, y0, w, h, m int) {
+	acc = acc[:w]
+	area := uint32(m * m)
+	// Column range whose blocks lie inside the frame; the rest are copied
+	// from the nearest inside block after the row is summed.
+	first := min(max(0, -floorDiv(x0, m)), w)
+	last := min(w, max(first, floorDiv(f.w-m-x0, m)+1))
+	for j := 0; j < h; j++ {
+		by := min(max(y0+j*m, 0), f.h-m)
+		clear(acc)
+		if last > first {
+			for dy := 0; dy < m; dy++ {
+				f.addLuma(acc[first:last], by+dy, x0+first*m, m)
+			}
+		}
+		out := dst[j*w : j*w+w]
+		for i := first; i < last; i++ {
+			out[i] = uint8((acc[i] + area/2) / area)
+		}
+		for i := 0; i < first; i++ {
+			out[i] = f.edgeCell(by, 0, m, area)
+		}
+		for i := last; i < w; i++ {
+			out[i] = f.edgeCell(by, f.w-m, m, area)
+		}
+	}
+}
+
+// edgeCell is the mean luma of the m x m block at (x, y).
+func (f frame) edgeCell(y, x, m int, area uint32) uint8 {
+	var acc [1]uint32
+	for dy := 0; dy < m; dy++ {
+		f.addLuma(acc[:], y+dy, x, m)
+	}
+	return uint8((acc[0] + area/2) / area)
+}
+
+// sceneLuma is the mean luma of the whole frame, 0-255, sampled on a grid of
+// every step-th pixel in both directions.
+func (f frame) sceneLuma(step int) float64 {
+	var sum uint64
+	n := 0
+	for y := step / 2; y < f.h; y += step {
+		if f.ycc != nil {
+			row := f.ycc.Y[y*f.ycc.YStride : y*f.ycc.YStride+f.w]
+			for x := step / 2; x < f.w; x += step {
+				sum += uint64(row[x])
+				n++
+			}
+			continue
+		}
+		row := f.rgba.Pix[y*f.rgba.Stride : y*f.rgba.Stride+4*f.w]
+		for x := step / 2; x < f.w; x += step {
+			sum += uint64(luma601(row[4*x], row[4*x+1], row[4*x+2]))
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(sum) / float64(n)
+}
+
+// pixelFunc receives one pixel's colour, its luma and its chroma (BT.601,
+// full range, as JPEG stores them).
+type pixelFunc func(r, g, b, y, cb, cr uint8)
+
+// each calls fn for every pixel of the rectangle, which lies inside the frame.
+func (f frame) each(rc rect, fn pixelFunc) {
+	if f.ycc != nil {
+		m := f.ycc
+		for y := rc.y0; y < rc.y1; y++ {
+			for x := rc.x0; x < rc.x1; x++ {
+				yy := m.Y[m.YOffset(x, y)]
+				ci := m.COffset(x, y)
+				cb, cr := m.Cb[ci], m.Cr[ci]
+				r, g, b := color.YCbCrToRGB(yy, cb, cr)
+				fn(r, g, b, yy, cb, cr)
+			}
+		}
+		return
+	}
+	for y := rc.y0; y < rc.y1; y++ {
+		row := f.rgba.Pix[y*f.rgba.Stride+4*rc.x0 : y*f.rgba.Stride+4*rc.x1]
+		for j := 0; j+3 < len(row); j += 4 {
+			r, g, b := row[j], row[j+1], row[j+2]
+			cb, cr := chroma601(r, g, b)
+			fn(r, g, b, uint8(luma601(r, g, b)), cb, cr)
+		}
+	}
+}
+
+// chroma601 is the BT.601 full-range chroma of an RGB pixel, as in JFIF:
+// Cb = 128 - 0.168736 R - 0.331264 G + 0.5 B, Cr = 128 + 0.5 R - 0.418688 G - 0.081312 B.
+func chroma601(r, g, b uint8) (cb, cr uint8) {
+	cb32 := (-11059*int32(r) - 21709*int32(g) + 32768*int32(b) + 128<<16 + 1<<15) >> 16
+	cr32 := (32768*int32(r) - 27439*int32(g) - 5329*int32(b) + 128<<16 + 1<<15) >> 16
+	return uint8(min(max(cb32, 0), 255)), uint8(min(max(cr32, 0), 255))
+}
+
+// floorDiv is a/b rounded towards minus infinity, for b > 0.
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}

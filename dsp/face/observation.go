@@ -1,0 +1,79 @@
+package face
+
+import "image"
+
+// Region is one skin region of interest on the face.
+type Region int
+
+// The regions of interest: the forehead between the eyebrows and the
+// hairline, and the two cheeks below the eyes beside the nose. They carry the
+// strongest pulse and move least with expression (Kwon et al., "ROI analysis
+// for remote photoplethysmography on facial video", EMBC 2015). Left and
+// right are as seen in the image.
+const (
+	Forehead Region = iota
+	LeftCheek
+	RightCheek
+	NumRegions
+)
+
+func (r Region) String() string {
+	switch r {
+	case Forehead:
+		return "forehead"
+	case LeftCheek:
+		return "left cheek"
+	case RightCheek:
+		return "right cheek"
+	}
+	return "region?"
+}
+
+// Colour is the robust mean colour of skin pixels: each channel's 20% trimmed
+// mean (10% cut from each end), in 8-bit levels 0-255 of the decoded frame
+// (sRGB-encoded, not linearised). Pixels is how many skin pixels it averages;
+// with none, R, G and B are 0.
+type Colour struct {
+	R, G, B float64
+	Pixels  int
+}
+
+// Observation is what the tracker sees in one frame. Lengths are in frame
+// pixels unless a field says otherwise; colours and lumas in 8-bit levels.
+type Observation struct {
+	// Face is true when a face is being tracked in this frame. When false,
+	// only SceneLuma is set.
+	Face bool
+	// Detected is true when the detector ran in this frame and confirmed
+	// the face; between detections the box follows the measured motion.
+	Detected bool
+	// Box is the tracked face square, about eyebrows-to-chin tall, in the
+	// image's own coordinates (image.Image Bounds).
+	Box image.Rectangle
+	// FaceFraction is Box's height over the frame height (dimensionless,
+	// 0-1+): how much of the picture the face fills.
+	FaceFraction float64
+
+	// R, G, B are the robust means over the skin pixels of all regions of
+	// interest together (the pixel-weighted union, trimmed per channel).
+	R, G, B float64
+	// SkinPixels counts the pixels the means are taken over.
+	SkinPixels int
+	// SkinFraction is SkinPixels over all pixels of the regions of interest
+	// (0-1); a low value means hair, a hand or shadow covers them.
+	SkinFraction float64
+	// Regions holds the same means per region of interest.
+	Regions [NumRegions]Colour
+	// Luma is the BT.601 luma of the skin mean, 0.299R+0.587G+0.114B, 0-255:
+	// how well the face is lit.
+	Luma float64
+
+	// SceneLuma is the mean BT.601 luma of the whole frame (sampled on a
+	// 4-pixel grid), 0-255, set even without a face: flicker of the room
+	// light shows here.
+	SceneLuma float64
+	// Motion is how far the face moved since the previous frame, in face
+	// heights (Box heights): the length of the measured displacement of the
+	// face's texture. It is 0 on the frame a face is (re)acquired.
+	Motion float64
+}

@@ -1,0 +1,273 @@
+package face
+
+import (
+	"image"
+	"math"
+)
+
+const (
+	// detectEvery is how often, in frames, the detector re-checks a tracked
+	// face (about 6 times a second at 30 fps); block matching follows it in
+	// between.
+	detectEvery = 5
+	// searchEvery is how often, in frames, the whole frame is searched while
+	// no face is tracked; a full search costs several milliseconds.
+	searchEvery = 4
+	// maxMisses consecutive failed re-checks drop the face.
+	maxMisses = 3
+	// minFaceFraction is the smallest face the full search looks for, as a
+	// fraction of the frame's smaller side.
+	minFaceFraction = 0.1
+	// detectRows is the height of the grayscale image a full search scans:
+	// the frame is averaged down to about this size first, which keeps the
+	// cost independent of the camera resolution.
+	detectRows = 240
+	// localFace is the face size, in grayscale pixels, of a re-check around
+	// the tracked box; the window around the box is averaged down to it.
+	localFace = 64
+	// minFrameSide is the smallest frame, in pixels, the tracker works on:
+	// below it no face is big enough for the detector.
+	minFrameSide = 48
+	// Minimum summed detector score of a cluster: a full search needs more
+	// evidence than a re-check where a face just was.
+	minScoreSearch = 20
+	minScoreLocal  = 8
+	// Smoothing weights given to a re-check's centre and size: the box
+	// moves towards the detection instead of jumping, which averages the
+	// detector's jitter over several checks.
+	centreGain = 0.3
+	sizeGain   = 0.2
+	// A re-check this far from the box (in face sizes, or as a relative
+	// size change) replaces the box outright.
+	jumpDistance = 0.3
+	jumpSize     = 0.3
+)
+
+// Tracker follows the largest face through a sequence of frames and measures
+// its skin colour. It keeps per-stream state, so use one per stream; it is not
+// safe for concurrent use. The Cascade it reads is shared.
+type Tracker struct {
+	c       *Cascade
+	scratch *image.RGBA // conversion buffer for uncommon image types
+
+	w, h   int
+	origin image.Point
+	gray   []uint8
+	acc    []uint32
+	hits   []hit
+
+	found          bool
+	cx, cy, size   float64 // box centre and side, frame pixels
+	sinceDetect    int
+	sinceSearch    int
+	misses         int
+	motion         matcher
+	skin           skinModel
+	chroma         chromaHist
+	regions        [NumRegions]colourHist
+	justAcquired   bool
+	detectedThisFr bool
+}
+
+// NewTracker returns a tracker that detects faces with c.
+func NewTracker(c *Cascade) *Tracker {
+	return &Tracker{c: c}
+}
+
+// Reset forgets the tracked face and the skin model, as at the start of a new
+// stream.
+func (t *Tracker) Reset() {
+	c, scratch := t.c, t.scratch
+	*t = Tracker{c: c, scratch: scratch}
+}
+
+// Observe finds or follows the face in img and measures it. Frames must come
+// in capture order. It does not keep img. In steady state it allocates
+// nothing for *image.RGBA and *image.YCbCr frames; other image types are
+// converted first.
+func (t *Tracker) Observe(img image.Image) Observation {
+	f := wrap(img, &t.scratch)
+	var obs Observation
+	if f.w < minFrameSide || f.h < minFrameSide {
+		// Too small to hold a detectable face.
+		obs.SceneLuma = f.sceneLuma(4)
+		return obs
+	}
+	if f.w != t.w || f.h != t.h {
+		t.Reset()
+		t.w, t.h = f.w, f.h
+	}
+	t.origin = img.Bounds().Min
+	obs.SceneLuma = f.sceneLuma(4)
+
+	t.justAcquired, t.detectedThisFr = false, false
+	if t.found {
+		if dx, dy, ok := t.motion.track(f); ok {
+			t.cx += dx
+			t.cy += dy
+			obs.Motion = math.Hypot(dx, dy) / t.size
+		}
+		t.sinceDetect++
+		if t.sinceDetect >= detectEvery || t.misses > 0 {
+			t.recheck(f)
+		}
+	} else {
+		t.sinceSearch++
+		if t.sinceSearch >= searchEvery || t.sinceSearch == 1 {
+			t.search(f)
+		}
+	}
+	if !t.found {
+		return obs
+	}
+	if t.justAcquired {
+		obs.Motion = 0
+	}
+	t.measure(f, &obs)
+	t.motion.capture(f, t.cx, t.cy, t.size)
+	return obs
+}
+
+// search scans the whole frame for the largest face.
+func (t *Tracker) search(f frame) {
+	t.sinceSearch = 1
+	k := max(1, (min(f.w, f.h)+detectRows/2)/detectRows)
+	gw, gh := f.w/k, f.h/k
+	cx, cy, size, ok := t.detect(f, window{0, 0, gw, gh, k},
+		max(20, int(minFaceFraction*float64(min(gw, gh)))), min(gw, gh)-2, 0.1, minScoreSearch)
+	if !ok {
+		return
+	}
+	t.cx, t.cy, t.size = cx, cy, size
+	t.found, t.justAcquired, t.detectedThisFr = true, true, true
+	t.sinceDetect, t.misses = 0, 0
+	t.skin = skinModel{}
+}
+
+// window is a grid of w x h cells of k x k pixels whose first cell's
+// top-left corner is pixel (k*x0, k*y0).
+type window struct{ x0, y0, w, h, k int }
+
+// detect averages the frame down onto the window's grid and returns the
+// centre and size, in frame pixels, of the largest face among windows of
+// minSize to maxSize cells.
+func (t *Tracker) detect(f frame, g window, minSize, maxSize int, step, minScore float64) (cx, cy, size float64, ok bool) {
+	t.gray = grow(t.gray, g.w*g.h)
+	t.acc = grow(t.acc, g.w)
+	f.cells(t.gray, t.acc, g.x0*g.k, g.y0*g.k, g.w, g.h, g.k)
+	p := scanParams{minSize: minSize, maxSize: maxSize, step: step, grow: 1.1, area: rect{0, 0, g.w, g.h}}
+	t.hits = t.c.faces.scan(t.hits[:0], t.gray, g.w, p)
+	cl, ok := largest(t.hits, minScore)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	// Cell i covers pixels [(x0+i)k, (x0+i+1)k): its centre is (x0+i+1/2)k.
+	k := float64(g.k)
+	return (float64(g.x0) + cl.col + 0.5) * k, (float64(g.y0) + cl.row + 0.5) * k, cl.size * k, true
+}
+
+// recheck runs the detector in a window around the tracked box, at sizes
+// near its own, and pulls the box towards what it finds.
+func (t *Tracker) recheck(f frame) {
+	t.sinceDetect = 0
+	k := max(1, int(t.size/localFace))
+	// The window spans 1.8 box sizes around the centre so a detection can
+	// be up to a third of a face size off and a quarter bigger.
+	half := int(0.9*t.size) / k
+	side := 2 * half
+	s := t.size / float64(k)
+	cx, cy, size, ok := t.detect(f, window{int(t.cx)/k - half, int(t.cy)/k - half, side, side, k},
+		int(0.8*s), min(int(1.25*s), side-2), 0.08, minScoreLocal)
+	if !ok {
+		t.misses++
+		if t.misses >= maxMisses {
+			t.found = false
+			t.sinceSearch = 0
+		}
+		return
+	}
+	t.misses = 0
+	t.detectedThisFr = true
+	if math.Hypot(cx-t.cx, cy-t.cy) > jumpDistance*t.size || math.Abs(size/t.size-1) > jumpSize {
+		t.cx, t.cy, t.size = cx, cy, size
+		t.justAcquired = true
+		return
+	}
+	t.cx += centreGain * (cx - t.cx)
+	t.cy += centreGain * (cy - t.cy)
+	t.size += sizeGain * (size - t.size)
+}
+
+// roi returns region r of the box (cx, cy, s), clipped to the frame. The
+// proportions are of the detector's box, whose centre sits just below the eyes
+// and whose side spans about eyebrows to chin.
+func roi(r Region, cx, cy, s float64, w, h int) rect {
+	var x0, y0, x1, y1 float64
+	switch r {
+	case Forehead:
+		x0, x1, y0, y1 = -0.17, 0.17, -0.36, -0.20
+	case LeftCheek:
+		x0, x1, y0, y1 = -0.30, -0.12, 0.02, 0.18
+	case RightCheek:
+		x0, x1, y0, y1 = 0.12, 0.30, 0.02, 0.18
+	}
+	clip := func(v float64, hi int) int { return min(max(int(v+0.5), 0), hi) }
+	return rect{
+		x0: clip(cx+x0*s, w), x1: clip(cx+x1*s, w),
+		y0: clip(cy+y0*s, h), y1: clip(cy+y1*s, h),
+	}
+}
+
+// measure fills the face fields of obs from frame f.
+func (t *Tracker) measure(f frame, obs *Observation) {
+	var rects [NumRegions]rect
+	total := 0
+	for r := range NumRegions {
+		rects[r] = roi(r, t.cx, t.cy, t.size, f.w, f.h)
+		total += max(0, rects[r].x1-rects[r].x0) * max(0, rects[r].y1-rects[r].y0)
+	}
+	// Refit the skin model whenever the detector confirms the face, before
+	// the pixels are classified.
+	if t.detectedThisFr || !t.skin.ready {
+		t.chroma = chromaHist{}
+		for _, rc := range rects {
+			f.each(rc, func(_, _, _, y, cb, cr uint8) { t.chroma.add(y, cb, cr) })
+		}
+		t.skin.fit(&t.chroma, int32(total/4)+1)
+	}
+	var all colourHist
+	for i, rc := range rects {
+		h := &t.regions[i]
+		*h = colourHist{}
+		if t.skin.ready {
+			f.each(rc, func(r, g, b, y, cb, cr uint8) {
+				if t.skin.accepts(r, g, b, y, cb, cr) {
+					h.add(r, g, b, y)
+				}
+			})
+		}
+		obs.Regions[i] = h.mean()
+		all.merge(h)
+	}
+	m := all.mean()
+	half := t.size / 2
+	obs.Face = true
+	obs.Detected = t.detectedThisFr
+	obs.Box = image.Rect(int(t.cx-half+0.5), int(t.cy-half+0.5), int(t.cx+half+0.5), int(t.cy+half+0.5)).Add(t.origin)
+	obs.FaceFraction = t.size / float64(f.h)
+	obs.R, obs.G, obs.B, obs.SkinPixels = m.R, m.G, m.B, m.Pixels
+	if total > 0 {
+		obs.SkinFraction = float64(m.Pixels) / float64(total)
+	}
+	if m.Pixels > 0 {
+		obs.Luma = 0.299*m.R + 0.587*m.G + 0.114*m.B
+	}
+}
+
+// grow returns b resized to n, reallocating only when it is too small.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}

@@ -1,0 +1,346 @@
+package face
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"math"
+	"os"
+	"sync"
+	"testing"
+)
+
+// photoPath is pigo's MIT-licensed frontal face photo, 320x400, shipped with
+// the synthetic data generator.
+const photoPath = "../../scripts/synth/clip/photo/face.jpg"
+
+// The photo's face: eyes at y=183, chin at y=345; the detector's box is
+// centred on the nose bridge just below the eyes, at about (155, 201).
+var photoFaceCentre = image.Pt(155, 201)
+
+var photoOnce = sync.OnceValues(func() (image.Image, error) {
+	f, err := os.Open(photoPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return jpeg.Decode(f)
+})
+
+func photo(t testing.TB) image.Image {
+	t.Helper()
+	img, err := photoOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+func cascade(t testing.TB) *Cascade {
+	t.Helper()
+	c, err := LoadCascade()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var backdrop = color.RGBA{70, 90, 110, 255}
+
+// scene draws the photo, scaled by the integer factor scale (1 or 1/2 via
+// shrink), with its top-left corner at at, on a w x h backdrop.
+func scene(t testing.TB, w, h int, at image.Point, shrink int) *image.RGBA {
+	t.Helper()
+	src := photo(t)
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(dst, dst.Rect, image.NewUniform(backdrop), image.Point{}, draw.Src)
+	if shrink <= 1 {
+		draw.Draw(dst, src.Bounds().Add(at), src, image.Point{}, draw.Src)
+		return dst
+	}
+	sb := src.Bounds()
+	for y := 0; y < sb.Dy()/shrink; y++ {
+		for x := 0; x < sb.Dx()/shrink; x++ {
+			var r, g, b uint32
+			for dy := 0; dy < shrink; dy++ {
+				for dx := 0; dx < shrink; dx++ {
+					cr, cg, cb, _ := src.At(x*shrink+dx, y*shrink+dy).RGBA()
+					r, g, b = r+cr>>8, g+cg>>8, b+cb>>8
+				}
+			}
+			n := uint32(shrink * shrink)
+			if p := image.Pt(x, y).Add(at); p.In(dst.Rect) {
+				dst.SetRGBA(p.X, p.Y, color.RGBA{uint8(r / n), uint8(g / n), uint8(b / n), 255})
+			}
+		}
+	}
+	return dst
+}
+
+// toYCbCr converts an RGBA frame to 4:2:0 YCbCr the way a JPEG encoder
+// and decoder would hand it over: chroma averaged over 2x2 blocks.
+func toYCbCr(src *image.RGBA) *image.YCbCr {
+	dst := image.NewYCbCr(src.Rect, image.YCbCrSubsampleRatio420)
+	for y := 0; y < src.Rect.Dy(); y++ {
+		for x := 0; x < src.Rect.Dx(); x++ {
+			c := src.RGBAAt(x, y)
+			yy, _, _ := color.RGBToYCbCr(c.R, c.G, c.B)
+			dst.Y[dst.YOffset(x, y)] = yy
+		}
+	}
+	for y := 0; y+1 < src.Rect.Dy(); y += 2 {
+		for x := 0; x+1 < src.Rect.Dx(); x += 2 {
+			var cbs, crs int
+			for d := range 4 {
+				c := src.RGBAAt(x+d%2, y+d/2)
+				_, cb, cr := color.RGBToYCbCr(c.R, c.G, c.B)
+				cbs, crs = cbs+int(cb), crs+int(cr)
+			}
+			dst.Cb[dst.COffset(x, y)] = uint8((cbs + 2) / 4)
+			dst.Cr[dst.COffset(x, y)] = uint8((crs + 2) / 4)
+		}
+	}
+	return dst
+}
+
+func TestLoadCascadeOnce(t *testing.T) {
+	a, b := cascade(t), cascade(t)
+	if a != b {
+		t.Fatal("LoadCascade parsed the model twice")
+	}
+}
+
+func TestTrackerFindsFace(t *testing.T) {
+	rgba := scene(t, 640, 480, image.Pt(160, 40), 1)
+	sub := image.NewRGBA(image.Rect(0, 0, 700, 500))
+	draw.Draw(sub, sub.Rect, image.NewUniform(backdrop), image.Point{}, draw.Src)
+	draw.Draw(sub, image.Rect(30, 10, 670, 490), rgba, image.Point{}, draw.Src)
+	nrgba := image.NewNRGBA(rgba.Rect)
+	draw.Draw(nrgba, nrgba.Rect, rgba, image.Point{}, draw.Src)
+	cases := []struct {
+		name   string
+		img    image.Image
+		centre image.Point // expected face centre in the image's coordinates
+		height int         // expected face height (eyebrows to chin), pixels
+	}{
+		{"rgba 640x480", rgba, photoFaceCentre.Add(image.Pt(160, 40)), 260},
+		{"ycbcr 640x480", toYCbCr(rgba), photoFaceCentre.Add(image.Pt(160, 40)), 260},
+		{"nrgba converted", nrgba, photoFaceCentre.Add(image.Pt(160, 40)), 260},
+		{"sub-image offset", sub.SubImage(image.Rect(30, 10, 670, 490)), photoFaceCentre.Add(image.Pt(190, 50)), 260},
+		{"small face 320x240", scene(t, 320, 240, image.Pt(100, 20), 2), photoFaceCentre.Div(2).Add(image.Pt(100, 20)), 130},
+		{"1280x720", scene(t, 1280, 720, image.Pt(500, 200), 1), photoFaceCentre.Add(image.Pt(500, 200)), 260},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker(cascade(t))
+			o := tr.Observe(tc.img)
+			if !o.Face || !o.Detected {
+				t.Fatalf("no face found: %+v", o)
+			}
+			c := o.Box.Min.Add(o.Box.Max).Div(2)
+			if d := math.Hypot(float64(c.X-tc.centre.X), float64(c.Y-tc.centre.Y)); d > 0.08*float64(tc.height) {
+				t.Errorf("box centre %v, want near %v (off by %.0f px)", c, tc.centre, d)
+			}
+			if h := o.Box.Dy(); math.Abs(float64(h)/float64(tc.height)-1) > 0.2 {
+				t.Errorf("box height %d, want about %d", h, tc.height)
+			}
+			if want := float64(o.Box.Dy()) / float64(tc.img.Bounds().Dy()); math.Abs(o.FaceFraction-want) > 1.0/float64(tc.img.Bounds().Dy()) {
+				t.Errorf("FaceFraction %v, want %v", o.FaceFraction, want)
+			}
+			if o.SkinFraction < 0.8 {
+				t.Errorf("only %.0f%% of the regions of interest read as skin", 100*o.SkinFraction)
+			}
+			// The photo's skin is a light rosy tone: red over green over blue.
+			if !(o.R > o.G && o.G > o.B && o.Luma > 120) {
+				t.Errorf("skin colour R=%.1f G=%.1f B=%.1f luma %.1f is not the photo's", o.R, o.G, o.B, o.Luma)
+			}
+			for r, rc := range o.Regions {
+				if rc.Pixels < 100 {
+					t.Errorf("%v: %d skin pixels", Region(r), rc.Pixels)
+				}
+			}
+		})
+	}
+}
+
+func TestTrackerNoFace(t *testing.T) {
+	noise := image.NewRGBA(image.Rect(0, 0, 320, 240))
+	seed := uint32(1)
+	for i := range noise.Pix {
+		seed = seed*1664525 + 1013904223
+		noise.Pix[i] = uint8(seed >> 24)
+	}
+	flat := image.NewRGBA(image.Rect(0, 0, 320, 240))
+	draw.Draw(flat, flat.Rect, image.NewUniform(color.RGBA{100, 100, 100, 255}), image.Point{}, draw.Src)
+	tiny := image.NewRGBA(image.Rect(0, 0, 20, 20))
+	draw.Draw(tiny, tiny.Rect, image.NewUniform(color.RGBA{100, 100, 100, 255}), image.Point{}, draw.Src)
+	cases := []struct {
+		name      string
+		img       image.Image
+		sceneLuma float64
+	}{
+		{"noise", noise, -1},
+		{"flat grey", flat, 100},
+		{"too small to hold a face", tiny, 100},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker(cascade(t))
+			for range 4 {
+				o := tr.Observe(tc.img)
+				if o.Face {
+					t.Fatalf("found a face: %+v", o)
+				}
+				if tc.sceneLuma >= 0 && math.Abs(o.SceneLuma-tc.sceneLuma) > 0.5 {
+					t.Errorf("SceneLuma %.2f, want %.0f", o.SceneLuma, tc.sceneLuma)
+				}
+			}
+		})
+	}
+}
+
+// TestTrackerFollowsMotion moves the face by known steps and checks that the
+// box follows and Motion reports the displacement in face heights.
+func TestTrackerFollowsMotion(t *testing.T) {
+	cases := []struct {
+		name string
+		step image.Point // per frame
+	}{
+		{"still", image.Pt(0, 0)},
+		{"slow right", image.Pt(2, 0)},
+		{"diagonal", image.Pt(3, -2)},
+		{"fast down", image.Pt(0, 8)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker(cascade(t))
+			start := image.Pt(160, 40)
+			var o Observation
+			for i := 0; i < 12; i++ {
+				at := start.Add(tc.step.Mul(i))
+				o = tr.Observe(scene(t, 640, 480, at, 1))
+				if !o.Face {
+					t.Fatalf("frame %d: face lost", i)
+				}
+				if i == 0 {
+					continue
+				}
+				want := math.Hypot(float64(tc.step.X), float64(tc.step.Y)) / float64(o.Box.Dy())
+				if math.Abs(o.Motion-want) > 0.004 {
+					t.Errorf("frame %d: Motion %.4f face heights, want %.4f", i, o.Motion, want)
+				}
+			}
+			c := o.Box.Min.Add(o.Box.Max).Div(2)
+			want := photoFaceCentre.Add(start).Add(tc.step.Mul(11))
+			if d := math.Hypot(float64(c.X-want.X), float64(c.Y-want.Y)); d > 25 {
+				t.Errorf("box centre %v after the move, want near %v", c, want)
+			}
+		})
+	}
+}
+
+// TestTrackerColour checks that the skin means follow a colour change of the
+// skin, the pulse's signature, and ignore the backdrop.
+func TestTrackerColour(t *testing.T) {
+	base := scene(t, 640, 480, image.Pt(160, 40), 1)
+	tr := NewTracker(cascade(t))
+	o0 := tr.Observe(base)
+	// Raise green by 2 levels everywhere the photo is, as a strong pulse
+	// would; the backdrop changes too but is not skin.
+	lifted := image.NewRGBA(base.Rect)
+	copy(lifted.Pix, base.Pix)
+	for i := 0; i < len(lifted.Pix); i += 4 {
+		lifted.Pix[i+1] = uint8(min(254, int(lifted.Pix[i+1])+2))
+	}
+	o1 := tr.Observe(lifted)
+	if d := o1.G - o0.G; math.Abs(d-2) > 0.3 {
+		t.Errorf("green rose by %.2f, want 2", d)
+	}
+	// The chroma shift moves a few pixels across the skin mask's edge,
+	// which may nudge red a little.
+	if d := o1.R - o0.R; math.Abs(d) > 0.5 {
+		t.Errorf("red moved by %.2f, want 0", d)
+	}
+	// A still frame repeated reads the same colour: the box does not wander.
+	o2 := tr.Observe(lifted)
+	if math.Abs(o2.G-o1.G) > 0.05 || o2.Motion != 0 {
+		t.Errorf("repeat frame: G %.3f -> %.3f, motion %v", o1.G, o2.G, o2.Motion)
+	}
+}
+
+// TestTrackerLosesFace checks that a face that leaves is dropped within a
+// few re-checks and found again when it returns.
+func TestTrackerLosesFace(t *testing.T) {
+	tr := NewTracker(cascade(t))
+	face := scene(t, 640, 480, image.Pt(160, 40), 1)
+	empty := image.NewRGBA(face.Rect)
+	draw.Draw(empty, empty.Rect, image.NewUniform(backdrop), image.Point{}, draw.Src)
+	if !tr.Observe(face).Face {
+		t.Fatal("no face at start")
+	}
+	lostAfter := -1
+	for i := 0; i < 30; i++ {
+		if !tr.Observe(empty).Face {
+			lostAfter = i
+			break
+		}
+	}
+	// It is re-checked at once at the next detectEvery boundary, then every
+	// frame while it misses.
+	if lostAfter < 0 || lostAfter > detectEvery+maxMisses {
+		t.Fatalf("face dropped after %d empty frames, want at most %d", lostAfter, detectEvery+maxMisses)
+	}
+	foundAfter := -1
+	for i := 0; i < 10; i++ {
+		if tr.Observe(face).Face {
+			foundAfter = i
+			break
+		}
+	}
+	if foundAfter < 0 || foundAfter >= searchEvery {
+		t.Fatalf("face found again after %d frames, want within %d", foundAfter, searchEvery)
+	}
+}
+
+// TestDetectorMatchesPigo checks our evaluation of the facefinder cascade
+// against pigo's own on the same grayscale image.
+func TestDetectorMatchesPigo(t *testing.T) {
+	checkAgainstPigo(t, scene(t, 320, 240, image.Pt(100, 20), 2))
+}
+
+func BenchmarkObserve(b *testing.B) {
+	rgba := scene(b, 640, 480, image.Pt(160, 40), 1)
+	ycc := toYCbCr(rgba)
+	moved := scene(b, 640, 480, image.Pt(163, 41), 1)
+	movedYCC := toYCbCr(moved)
+	for _, bc := range []struct {
+		name   string
+		frames [2]image.Image
+	}{
+		{"rgba 640x480", [2]image.Image{rgba, moved}},
+		{"ycbcr 640x480", [2]image.Image{ycc, movedYCC}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			tr := NewTracker(cascade(b))
+			tr.Observe(bc.frames[0])
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if !tr.Observe(bc.frames[i%2]).Face {
+					b.Fatal("face lost")
+				}
+			}
+		})
+	}
+	b.Run("no face 640x480", func(b *testing.B) {
+		empty := image.NewRGBA(rgba.Rect)
+		tr := NewTracker(cascade(b))
+		tr.Observe(empty)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			tr.Observe(empty)
+		}
+	})
+}

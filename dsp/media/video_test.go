@@ -1,0 +1,489 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// makeVideo runs ffmpeg to make a test clip and returns its path. The
+// picture is a flat colour (so decoded colours can be checked) or, with
+// pattern, ffmpeg's moving test pattern.
+func makeVideo(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	full := append([]string{"-nostdin", "-hide_banner", "-loglevel", "error"}, args...)
+	full = append(full, "-y", path)
+	if out, err := exec.Command("ffmpeg", full...).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg %v: %v\n%s", args, err, out)
+	}
+	return path
+}
+
+// flat is a 1-second 30 fps clip of one colour, 0x8040c0 (R 128, G 64, B
+// 192), at the given size.
+func flat(size string) []string {
+	return []string{"-f", "lavfi", "-i", "color=c=0x8040c0:size=" + size + ":rate=30:duration=1"}
+}
+
+func TestDecodeVideoFormats(t *testing.T) {
+	cases := []struct {
+		name       string
+		file       string
+		args       []string
+		container  Container
+		w, h       int
+		colourSlop float64 // lossy codecs move a flat colour a little
+	}{
+		{"mp4 h264", "a.mp4", append(flat("160x120"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 160, 120, 4},
+		{"mov h264", "a.mov", append(flat("160x120"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MOV, 160, 120, 4},
+		{"webm vp8", "a.webm", append(flat("160x120"), "-c:v", "libvpx", "-b:v", "1M"), WebM, 160, 120, 6},
+		{"webm vp9", "b.webm", append(flat("160x120"), "-c:v", "libvpx-vp9", "-crf", "20", "-b:v", "0", "-deadline", "realtime"), WebM, 160, 120, 6},
+		{"avi mjpeg", "a.avi", append(flat("160x120"), "-c:v", "mjpeg", "-q:v", "2"), AVI, 160, 120, 6},
+		{"y4m", "a.y4m", append(flat("160x120"), "-pix_fmt", "yuv444p"), Y4M, 160, 120, 2},
+		{"mkv h264", "a.mkv", append(flat("160x120"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), Matroska, 160, 120, 4},
+		{"720p scaled to fit", "big.mp4", append(flat("1280x720"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 480, 270, 4},
+		{"portrait scaled to fit", "tall.mp4", append(flat("480x640"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 270, 360, 4},
+		{"vga scaled to fit", "vga.mp4", append(flat("640x480"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 480, 360, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := makeVideo(t, tc.file, tc.args...)
+			var times []time.Duration
+			var mean [3]float64
+			info, err := DecodeVideoFile(context.Background(), path, VideoOptions{}, func(f Frame) error {
+				times = append(times, f.Time)
+				if f.Index != len(times)-1 {
+					t.Errorf("frame index %d, want %d", f.Index, len(times)-1)
+				}
+				if f.Index == 15 {
+					mean = meanRGB(f.Image.Pix)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Container != tc.container || info.Width != tc.w || info.Height != tc.h {
+				t.Errorf("got %s %dx%d, want %s %dx%d", info.Container, info.Width, info.Height, tc.container, tc.w, tc.h)
+			}
+			if info.Frames != 30 || len(times) != 30 {
+				t.Fatalf("%d frames (%d delivered), want 30", info.Frames, len(times))
+			}
+			for i, ts := range times {
+				want := time.Duration(i) * time.Second / 30
+				if d := ts - want; d < -2*time.Millisecond || d > 2*time.Millisecond {
+					t.Errorf("frame %d at %v, want %v", i, ts, want)
+					break
+				}
+			}
+			want := [3]float64{128, 64, 192}
+			for c := range 3 {
+				if math.Abs(mean[c]-want[c]) > tc.colourSlop {
+					t.Errorf("mean colour %.1f, want %v", mean, want)
+					break
+				}
+			}
+		})
+	}
+}
+
+func meanRGB(pix []byte) [3]float64 {
+	var s [3]float64
+	for i := 0; i+3 < len(pix); i += 4 {
+		s[0] += float64(pix[i])
+		s[1] += float64(pix[i+1])
+		s[2] += float64(pix[i+2])
+	}
+	n := float64(len(pix) / 4)
+	return [3]float64{s[0] / n, s[1] / n, s[2] / n}
+}
+
+// TestDecodeVideoVariableFrameRate checks that uneven frame spacing comes
+// through as the container stores it, not as an assumed constant rate.
+func TestDecodeVideoVariableFrameRate(t *testing.T) {
+	// Frame n is shown at n/30 s, plus 50 ms from frame 10 on, plus
+	// another 100 ms from frame 20 on: two gaps, like dropped frames.
+	path := makeVideo(t, "vfr.mkv", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=30:duration=1",
+		"-vf", "settb=1/1000,setpts='(N/30+0.05*gte(N,10)+0.1*gte(N,20))/TB'", "-fps_mode", "passthrough", "-enc_time_base", "1:1000",
+		"-c:v", "libx264", "-crf", "20", "-bf", "0")
+	var times []time.Duration
+	if _, err := DecodeVideoFile(context.Background(), path, VideoOptions{}, func(f Frame) error {
+		times = append(times, f.Time)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(times) != 30 {
+		t.Fatalf("%d frames, want 30", len(times))
+	}
+	for n, ts := range times {
+		sec := float64(n) / 30
+		if n >= 10 {
+			sec += 0.05
+		}
+		if n >= 20 {
+			sec += 0.1
+		}
+		// Matroska stores milliseconds.
+		if d := ts.Seconds() - sec; math.Abs(d) > 0.0015 {
+			t.Errorf("frame %d at %v, want %.4fs", n, ts, sec)
+		}
+	}
+}
+
+func TestDecodeVideoRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := makeVideo(t, "good.mp4", append(flat("64x48"), "-c:v", "libx264", "-pix_fmt", "yuv420p")...)
+	goodBytes, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webm := makeVideo(t, "good.webm", append(flat("64x48"), "-c:v", "libvpx")...)
+	webmBytes, _ := os.ReadFile(webm)
+	audioOnly := makeVideo(t, "audio.mp4", "-f", "lavfi", "-i", "sine=duration=0.5", "-c:a", "aac")
+	size := int64(len(goodBytes))
+
+	cases := []struct {
+		name string
+		path string
+		opt  VideoOptions
+		want error
+	}{
+		{"empty file", write("empty.mp4", nil), VideoOptions{}, ErrEmpty},
+		{"random bytes", write("noise.mp4", bytes.Repeat([]byte{0x13, 0x37, 0xc0, 0xde}, 500)), VideoOptions{}, ErrUnsupported},
+		{"png named mp4", write("image.mp4", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x02\x00\x00\x00")), VideoOptions{}, ErrUnsupported},
+		{"mp4 cut in half", write("half.mp4", goodBytes[:len(goodBytes)/2]), VideoOptions{}, ErrCorrupt},
+		{"mp4 header only", write("head.mp4", goodBytes[:64]), VideoOptions{}, ErrCorrupt},
+		{"webm cut short", write("short.webm", webmBytes[:len(webmBytes)/3]), VideoOptions{}, ErrCorrupt},
+		{"audio only", audioOnly, VideoOptions{}, ErrNoVideo},
+		{"one byte over the size limit", good, VideoOptions{MaxBytes: size - 1}, ErrTooLarge},
+		{"one frame over the frame limit", good, VideoOptions{MaxFrames: 29}, ErrTooLong},
+		{"ffmpeg missing", good, VideoOptions{FFmpeg: filepath.Join(dir, "no-ffmpeg")}, ErrDecoderMissing},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeVideoFile(context.Background(), tc.path, tc.opt, func(Frame) error { return nil })
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+	// At the limits themselves the same file passes.
+	t.Run("exactly at the size and frame limits", func(t *testing.T) {
+		info, err := DecodeVideoFile(context.Background(), good, VideoOptions{MaxBytes: size, MaxFrames: 30}, func(Frame) error { return nil })
+		if err != nil || info.Frames != 30 {
+			t.Fatalf("got %d frames, %v", info.Frames, err)
+		}
+	})
+}
+
+func TestDecodeVideoReader(t *testing.T) {
+	path := makeVideo(t, "s.webm", append(flat("64x48"), "-c:v", "libvpx")...)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		opt    VideoOptions
+		frames int
+		want   error
+	}{
+		{"whole stream", VideoOptions{}, 30, nil},
+		{"exactly at the size limit", VideoOptions{MaxBytes: int64(len(data))}, 30, nil},
+		{"one byte over the size limit", VideoOptions{MaxBytes: int64(len(data)) - 1}, -1, ErrTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			info, err := DecodeVideo(context.Background(), bytes.NewReader(data), tc.opt, func(Frame) error { return nil })
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+			if tc.frames >= 0 && info.Frames != tc.frames {
+				t.Fatalf("%d frames, want %d", info.Frames, tc.frames)
+			}
+		})
+	}
+	t.Run("empty stream", func(t *testing.T) {
+		if _, err := DecodeVideo(context.Background(), bytes.NewReader(nil), VideoOptions{}, func(Frame) error { return nil }); !errors.Is(err, ErrEmpty) {
+			t.Fatalf("got %v, want ErrEmpty", err)
+		}
+	})
+}
+
+// TestDecodeVideoStops checks every way a decode can end early: the caller's
+// cancellation, the deadline and an error from the callback. Each must kill
+// ffmpeg and leave no process behind.
+func TestDecodeVideoStops(t *testing.T) {
+	long := makeVideo(t, "long.y4m", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=30:duration=20", "-pix_fmt", "yuv420p")
+	stop := errors.New("enough")
+	cases := []struct {
+		name string
+		run  func() error
+		want error
+	}{
+		{"cancelled by the caller", func() error {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			_, err := DecodeVideoFile(ctx, long, VideoOptions{}, func(f Frame) error {
+				if f.Index == 3 {
+					cancel()
+				}
+				return nil
+			})
+			return err
+		}, context.Canceled},
+		{"callback error", func() error {
+			_, err := DecodeVideoFile(context.Background(), long, VideoOptions{}, func(f Frame) error {
+				if f.Index == 3 {
+					return stop
+				}
+				return nil
+			})
+			return err
+		}, stop},
+		{"deadline on a stalled stream", func() error {
+			// A y4m header and then nothing: ffmpeg waits for data that
+			// never comes until the deadline kills it.
+			r, w := io.Pipe()
+			defer w.Close()
+			go func() {
+				_, _ = w.Write([]byte("YUV4MPEG2 W64 H48 F30:1 Ip A1:1 C420jpeg\n" + strings.Repeat("x", 100)))
+			}()
+			_, err := DecodeVideo(context.Background(), r, VideoOptions{Timeout: 300 * time.Millisecond}, func(Frame) error { return nil })
+			return err
+		}, ErrTimeout},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			err := tc.run()
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+			if el := time.Since(start); el > 10*time.Second {
+				t.Errorf("took %v to stop", el)
+			}
+			if kids := childProcesses(t, "ffmpeg"); len(kids) > 0 {
+				t.Fatalf("ffmpeg still running: pids %v", kids)
+			}
+		})
+	}
+}
+
+// childProcesses lists the pids of this test process's children named comm,
+// read from /proc.
+func childProcesses(t *testing.T, comm string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc to inspect processes")
+	}
+	me := os.Getpid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(stat)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		fields := strings.Fields(s[close+1:])
+		if len(fields) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		// A zombie (state Z) has exited; Wait would have reaped it, so
+		// even those count.
+		if ppid == me && s[open+1:close] == comm {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestSniffContainer(t *testing.T) {
+	ftyp := func(major string, compat ...string) []byte {
+		b := []byte{0, 0, 0, byte(16 + 4*len(compat))}
+		b = append(b, "ftyp"+major+"\x00\x00\x02\x00"...)
+		for _, c := range compat {
+			b = append(b, c...)
+		}
+		return b
+	}
+	checkSniff(t, SniffContainer, []sniffCase[Container]{
+		{"mp4", ftyp("isom", "isom", "avc1"), MP4, true},
+		{"mov", ftyp("qt  ", "qt  "), MOV, true},
+		{"old quicktime", []byte("\x00\x00\x00\x08wide\x00\x00\x00\x00mdat"), MOV, true},
+		{"webm", []byte("\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01\x42\xf7\x81\x01\x42\xf2\x81\x04\x42\xf3\x81\x08\x42\x82\x84webm"), WebM, true},
+		{"matroska", []byte("\x1a\x45\xdf\xa3\xa3\x42\x86\x81\x01\x42\x82\x88matroska"), Matroska, true},
+		{"avi", []byte("RIFF\x00\x10\x00\x00AVI LIST"), AVI, true},
+		{"y4m", []byte("YUV4MPEG2 W64 H48 F30:1"), Y4M, true},
+		{"ivf", []byte("DKIF\x00\x00\x20\x00VP80"), IVF, true},
+		{"heic is an image", ftyp("heic", "mif1", "heic"), "", false},
+		{"avif is not a video", ftyp("avif", "mif1", "avif"), "", false},
+		{"wav", []byte("RIFF\x00\x10\x00\x00WAVEfmt "), "", false},
+		{"jpeg", []byte("\xff\xd8\xff\xe0\x00\x10JFIF"), "", false},
+		{"too short", []byte("\x00\x00"), "", false},
+		{"empty", nil, "", false},
+	})
+}
+
+// sniffCase is a named input of a sniffer and its expected answer.
+type sniffCase[T ~string] struct {
+	name string
+	head []byte
+	want T
+	ok   bool
+}
+
+func checkSniff[T ~string](t *testing.T, sniff func([]byte) (T, bool), cases []sniffCase[T]) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := sniff(tc.head)
+			if got != tc.want || ok != tc.ok {
+				t.Fatalf("got %q %v, want %q %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// documented reports whether err is nil or one of the package's errors a
+// caller is told to expect.
+func documented(err error) bool {
+	if err == nil {
+		return true
+	}
+	for _, k := range []error{ErrEmpty, ErrTooLarge, ErrTooManyPixels, ErrUnsupported, ErrCorrupt, ErrNoVideo, ErrNoFrames, ErrTooLong, ErrTimeout} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestParseFFmpegLog(t *testing.T) {
+	cases := []struct {
+		name      string
+		line      string
+		component string
+		level     string
+		meta      frameMeta
+		isFrame   bool
+	}{
+		{"showinfo frame", "[Parsed_showinfo_1 @ 0x55de5aaed940] [info] n:  12 pts:   6144 pts_time:0.4     pos: 4242 fmt:rgba sar:1/1 s:160x120 i:P iskey:0 type:P checksum:0 mean:[1]",
+			"Parsed_showinfo_1", "info", frameMeta{pts: 0.4, w: 160, h: 120}, true},
+		{"showinfo config", "[Parsed_showinfo_1 @ 0x1] [info] config in time_base: 1/15360, frame_rate: 30/1", "Parsed_showinfo_1", "info", frameMeta{}, false},
+		{"demuxer error", "[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55da888f78c0] [error] moov atom not found", "mov,mp4,m4a,3gp,3g2,mj2", "error", frameMeta{}, false},
+		{"plain error", "[error] /tmp/g.mp4: Invalid data found when processing input", "", "error", frameMeta{}, false},
+		{"negative pts", "[Parsed_showinfo_1 @ 0x1] [info] n:0 pts:-512 pts_time:-0.0333 s:64x48", "Parsed_showinfo_1", "info", frameMeta{pts: -0.0333, w: 64, h: 48}, true},
+		{"bad size", "[Parsed_showinfo_1 @ 0x1] [info] n:0 pts_time:0 s:64by48", "Parsed_showinfo_1", "info", frameMeta{}, false},
+		{"nan pts", "[Parsed_showinfo_1 @ 0x1] [info] n:0 pts_time:NaN s:64x48", "Parsed_showinfo_1", "info", frameMeta{}, false},
+		{"no tags", "frame=  10 fps=0.0", "", "", frameMeta{}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			comp, level, msg := splitLine([]byte(tc.line))
+			if comp != tc.component || level != tc.level {
+				t.Fatalf("tags %q %q, want %q %q", comp, level, tc.component, tc.level)
+			}
+			m, ok := parseShowinfo(msg)
+			if ok != tc.isFrame || m != tc.meta {
+				t.Fatalf("frame %+v %v, want %+v %v", m, ok, tc.meta, tc.isFrame)
+			}
+		})
+	}
+	durations := []struct {
+		line string
+		want time.Duration
+		ok   bool
+	}{
+		{"  Duration: 00:00:30.03, start: 0.000000, bitrate: 75 kb/s", 30*time.Second + 30*time.Millisecond, true},
+		{"  Duration: 01:02:03.50, start: 0", time.Hour + 2*time.Minute + 3500*time.Millisecond, true},
+		{"  Duration: N/A, bitrate: N/A", 0, false},
+		{"  Duration: 00:61:00.00, start: 0", 0, false},
+	}
+	for _, d := range durations {
+		got, ok := parseDuration([]byte(d.line))
+		if got != d.want || ok != d.ok {
+			t.Errorf("parseDuration(%q) = %v %v, want %v %v", d.line, got, ok, d.want, d.ok)
+		}
+	}
+}
+
+// FuzzFFmpegLog feeds arbitrary stderr text through the log reader: it
+// must never panic, and every frame it reports must have a sane size.
+func FuzzFFmpegLog(f *testing.F) {
+	f.Add([]byte("[Parsed_showinfo_1 @ 0x1] [info] n:0 pts:0 pts_time:0 s:64x48\n[error] broken\n  Duration: 00:00:01.00, start: 0\n"))
+	f.Add([]byte("[[[]]] [x @ ] [\n\n"))
+	f.Add(bytes.Repeat([]byte("a"), 3*maxLogLine))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l := &ffmpegLog{frames: make(chan frameMeta), done: make(chan struct{})}
+		go l.read(bytes.NewReader(data))
+		for range l.frames {
+		}
+		<-l.done
+		if len(l.errs) > maxErrLines {
+			t.Fatalf("kept %d error lines", len(l.errs))
+		}
+		_ = l.classify(nil)
+	})
+}
+
+// FuzzDecodeVideo runs ffmpeg on arbitrary input through the whole decode
+// path: any outcome but a panic, a hang or an undocumented error is a bug.
+func FuzzDecodeVideo(f *testing.F) {
+	f.Add([]byte("YUV4MPEG2 W4 H4 F30:1 Ip A1:1 C444\nFRAME\n" + strings.Repeat("\x80", 48)))
+	f.Add([]byte("DKIF\x00\x00\x20\x00VP80\x40\x00\x30\x00"))
+	f.Add([]byte("\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomavc1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := DecodeVideo(context.Background(), bytes.NewReader(data), VideoOptions{Timeout: 5 * time.Second, MaxFrames: 10}, func(Frame) error { return nil })
+		if !documented(err) {
+			t.Fatalf("undocumented error: %v", err)
+		}
+	})
+}
+
+// BenchmarkDecode720p measures ffmpeg's decode of a 30-second 1280x720 H.264
+// clip to the default output size, the floor under any batch analysis of such
+// a clip. It reports the speed as a multiple of real time.
+func BenchmarkDecode720p(b *testing.B) {
+	path := makeVideo(b, "720p.mp4", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=30",
+		"-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-pix_fmt", "yuv420p")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		info, err := DecodeVideoFile(context.Background(), path, VideoOptions{}, func(Frame) error { return nil })
+		if err != nil || info.Frames != 900 {
+			b.Fatalf("%d frames, %v", info.Frames, err)
+		}
+	}
+	perClip := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(30/perClip, "x-realtime")
+	b.ReportMetric(900/perClip, "frames/s")
+}

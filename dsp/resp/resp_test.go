@@ -1,0 +1,61 @@
+package resp
+
+import (
+	"math"
+	"testing"
+
+	"github.com/pulsewire/pulsewire/dsp/beats"
+	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
+	"github.com/pulsewire/pulsewire/dsp/pulse"
+	"github.com/pulsewire/pulsewire/dsp/resample"
+)
+
+// TestCountIgnoresSlowWave: breaths at 15 /min with a Mayer wave of the same
+// amplitude at 6 /min still count as 15.
+func TestCountIgnoresSlowWave(t *testing.T) {
+	const hz = 4.0
+	x := make([]float64, 30*hz)
+	for i := range x {
+		s := float64(i) / hz
+		x[i] = math.Sin(2*math.Pi*0.25*s) + math.Sin(2*math.Pi*0.1*s+1)
+	}
+	got, ok := countRate(x, hz)
+	if !ok || math.Abs(got-15) > 1 {
+		t.Errorf("count %.1f /min, want 15", got)
+	}
+	if _, ok := countRate(x[:3], hz); ok {
+		t.Error("counted breaths in 3 samples")
+	}
+}
+
+func TestRate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		br   float64
+		c    testsignal.Config
+	}{
+		{"6 /min, amplitude and baseline", 6, testsignal.Config{HR: 70, AmplitudeDepth: 0.3, BaselineDepth: 0.003}},
+		{"15 /min, sinus arrhythmia only", 15, testsignal.Config{HR: 80, RSADepth: 0.06}},
+		{"28 /min at 110 bpm", 28, testsignal.Config{HR: 110, AmplitudeDepth: 0.3, BaselineDepth: 0.003, RSADepth: 0.03}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			c.Seed, c.BR, c.Seconds, c.Noise = 5, tc.br, 40, 0.02
+			s := testsignal.Make(c)
+			ts := make([]float64, len(s.T))
+			for i, v := range s.T {
+				ts[i] = v / 1000
+			}
+			w := pulse.FromIntensity(resample.Uniform(nil, ts, s.I, 30), 30)
+			period := make([]float64, len(w.Pulse))
+			for i := range period {
+				period[i] = 60 / c.HR
+			}
+			bs := beats.Detect(nil, w.Pulse, period, 30)
+			est, ok := Rate(w.Baseline, 30, bs, beats.Intervals(bs))
+			if !ok || math.Abs(est.PerMin-tc.br) > 1.5 {
+				t.Errorf("br %.1f (each %v weight %v), want %g", est.PerMin, est.Each, est.Weight, tc.br)
+			}
+		})
+	}
+}

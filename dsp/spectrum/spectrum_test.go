@@ -1,0 +1,129 @@
+package spectrum
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestPeakSubBin(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		hz, rate   float64
+		seconds    float64
+		noise      float64
+		toleranceH float64
+	}{
+		{"72 bpm at 30 Hz, 10 s", 1.2, 30, 10, 0, 0.002},
+		{"43 bpm at 30 Hz, 20 s", 43.0 / 60, 30, 20, 0, 0.002},
+		{"155 bpm at 15 Hz, 10 s, noisy", 155.0 / 60, 15, 10, 0.5, 0.01},
+		{"81.3 bpm at 100 Hz, 8 s", 81.3 / 60, 100, 8, 0.2, 0.005},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			n := int(tc.seconds * tc.rate)
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = math.Sin(2*math.Pi*tc.hz*float64(i)/tc.rate+0.7) + tc.noise*rng.NormFloat64()
+			}
+			var a Analyzer
+			var s Spectrum
+			a.Periodogram(&s, x, tc.rate, FFTLen(n, tc.rate, 0.01))
+			p, ok := s.Peak(0.6, 4)
+			if !ok {
+				t.Fatal("no peak")
+			}
+			if math.Abs(p.Hz-tc.hz) > tc.toleranceH {
+				t.Errorf("peak at %.4f Hz, want %.4f", p.Hz, tc.hz)
+			}
+			if snr := s.SNR(p.Hz); tc.noise == 0 && snr < 20 {
+				t.Errorf("clean sine SNR %.1f dB", snr)
+			}
+		})
+	}
+}
+
+func TestPeaksOrderAndEdges(t *testing.T) {
+	// Two tones and a slope rising out of the band: the slope is no peak.
+	const rate, n = 30.0, 600
+	x := make([]float64, n)
+	for i := range x {
+		s := float64(i) / rate
+		x[i] = math.Sin(2*math.Pi*1.0*s) + 2*math.Sin(2*math.Pi*2.0*s) + 5*math.Sin(2*math.Pi*0.3*s)
+	}
+	var a Analyzer
+	var s Spectrum
+	a.Periodogram(&s, x, rate, FFTLen(n, rate, 0.01))
+	ps := s.Peaks(nil, 0.6, 4, 5)
+	if len(ps) < 2 || math.Abs(ps[0].Hz-2) > 0.01 || math.Abs(ps[1].Hz-1) > 0.01 {
+		t.Fatalf("peaks %+v, want 2 Hz then 1 Hz", ps)
+	}
+	if got := s.Peaks(nil, 0.6, 4, 1); len(got) != 1 {
+		t.Errorf("limit 1 gave %d peaks", len(got))
+	}
+	// Between the tones only side-lobe ripples remain, far below the tones.
+	if p, ok := s.Peak(0.4, 0.8); ok && p.Power > 0.01*ps[0].Power {
+		t.Errorf("strong peak %+v in a range with no tone", p)
+	}
+}
+
+func TestSNRSeparatesPulseFromNoise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const rate, n = 30.0, 600
+	clean, noisy := make([]float64, n), make([]float64, n)
+	for i := range clean {
+		v := math.Sin(2 * math.Pi * 1.2 * float64(i) / rate)
+		clean[i] = v + 0.1*rng.NormFloat64()
+		noisy[i] = 0.2*v + rng.NormFloat64()
+	}
+	var a Analyzer
+	var s Spectrum
+	a.Periodogram(&s, clean, rate, 4096)
+	hi := s.SNR(1.2)
+	a.Periodogram(&s, noisy, rate, 4096)
+	lo := s.SNR(1.2)
+	if !(hi > 5 && lo < 0 && hi > lo+10) {
+		t.Errorf("SNR clean %.1f dB, noisy %.1f dB", hi, lo)
+	}
+}
+
+func TestTrackIgnoresOutlier(t *testing.T) {
+	// A steady 1.2 Hz with one window where a spurious 2.4 Hz peak is stronger.
+	var ws [][]Candidate
+	for w := 0; w < 10; w++ {
+		cs := []Candidate{{1.2, 0}, {2.4, -3}}
+		if w == 5 {
+			cs = []Candidate{{2.4, 0}, {1.21, -1}}
+		}
+		if w == 7 {
+			cs = nil
+		}
+		ws = append(ws, cs)
+	}
+	got := Track(nil, ws, 1, 0.1)
+	for w, k := range got {
+		switch {
+		case w == 7 && k != -1:
+			t.Errorf("empty window %d chose %d", w, k)
+		case w != 7 && ws[w][k].Hz > 1.5:
+			t.Errorf("window %d followed the outlier: %v", w, ws[w][k])
+		}
+	}
+	if len(Track(nil, nil, 1, 0.1)) != 0 {
+		t.Error("no windows gave a track")
+	}
+}
+
+func BenchmarkPeriodogram10s(b *testing.B) {
+	x := make([]float64, 300)
+	for i := range x {
+		x[i] = math.Sin(float64(i))
+	}
+	var a Analyzer
+	var s Spectrum
+	n := FFTLen(len(x), 30, 0.01)
+	b.ReportAllocs()
+	for b.Loop() {
+		a.Periodogram(&s, x, 30, n)
+	}
+}

@@ -1,0 +1,153 @@
+package dsp
+
+import (
+	"image"
+	"iter"
+	"time"
+
+	"github.com/pulsewire/pulsewire/dsp/face"
+)
+
+// Stream analyses a camera capture frame by frame. Live sessions push
+// frames as they arrive and ask for Vitals at any time; files and face crops
+// go through the same Stream (AnalyzeFrames), so a recording and a live
+// capture of the same frames give the same Result.
+//
+// A Stream keeps per-capture state and is not safe for concurrent use. Push
+// does not allocate once the buffers have grown to the capture's length
+// (they start sized for a minute at 30 fps).
+type Stream struct {
+	in      Inputs
+	tracker *face.Tracker
+
+	start   time.Duration // capture time of the first frame
+	started bool
+	last    float64 // s of the last accepted frame
+
+	recs []frameRecord
+	// The skin colour trace: frames with a face only.
+	t, r, g, b []float64
+}
+
+// streamCapacity is the number of frames the buffers are first sized for.
+const streamCapacity = 60 * 30
+
+// NewStream starts the analysis of one capture. The cascade is shared
+// read-only (face.LoadCascade); in says what the final Result holds.
+func NewStream(c *face.Cascade, in Inputs) *Stream {
+	return &Stream{
+		in:      in,
+		tracker: face.NewTracker(c),
+		recs:    make([]frameRecord, 0, streamCapacity),
+		t:       make([]float64, 0, streamCapacity),
+		r:       make([]float64, 0, streamCapacity),
+		g:       make([]float64, 0, streamCapacity),
+		b:       make([]float64, 0, streamCapacity),
+	}
+}
+
+// Push adds a frame captured at the given time since the start of the
+// capture (capture time, not arrival time: frames may arrive in bursts). A
+// frame not later than the previous one is ignored, as are nil images.
+func (s *Stream) Push(img image.Image, at time.Duration) {
+	if img == nil {
+		return
+	}
+	if s.started && (at-s.start).Seconds() <= s.last {
+		return
+	}
+	s.Observe(s.tracker.Observe(img), at)
+}
+
+// Observe adds the tracker's observation of a frame captured at the given
+// time, for callers that run a face.Tracker themselves. Push is Observe of
+// the Stream's own tracker.
+func (s *Stream) Observe(o face.Observation, at time.Duration) {
+	if !s.started {
+		s.start, s.started = at, true
+	}
+	ts := (at - s.start).Seconds()
+	if len(s.recs) > 0 && ts <= s.last {
+		return
+	}
+	s.last = ts
+	s.recs = append(s.recs, frameRecord{
+		t:            ts,
+		face:         o.Face && o.SkinPixels > 0,
+		faceFraction: float32(o.FaceFraction),
+		luma:         float32(o.Luma),
+		sceneLuma:    float32(o.SceneLuma),
+		motion:       float32(o.Motion),
+	})
+	if o.Face && o.SkinPixels > 0 {
+		s.t = append(s.t, ts*1000)
+		s.r = append(s.r, o.R)
+		s.g = append(s.g, o.G)
+		s.b = append(s.b, o.B)
+	}
+}
+
+// Frames is the number of frames accepted so far.
+func (s *Stream) Frames() int { return len(s.recs) }
+
+// Result analyses the whole capture: the measure's variables and signal.
+// It can be called more than once; frames pushed later are included in the
+// next call.
+func (s *Stream) Result() Result {
+	if len(s.recs) == 0 {
+		return missingCaptures(&s.in)
+	}
+	pa := s.analyze(0)
+	return assemble(&pa, &s.in)
+}
+
+// analyze runs the capture checks and the pulse analysis over the frames
+// from the given time (s) on.
+func (s *Stream) analyze(fromS float64) pulseAnalysis {
+	i := 0
+	for i < len(s.recs) && s.recs[i].t < fromS {
+		i++
+	}
+	j := 0
+	for j < len(s.t) && s.t[j] < fromS*1000 {
+		j++
+	}
+	q := assess(s.recs[i:])
+	var pa pulseAnalysis
+	codes := q.codes()
+	switch {
+	case q.seconds < MinSeconds:
+		pa.err = ConformityInitialisation
+	case len(codes) > 0 && codes[0] == ConformityFacePresence:
+		pa.err = codes[0]
+	default:
+		t, ch := clean(s.t[j:], s.r[j:], s.g[j:], s.b[j:])
+		pa = analyzePulse(t, ch)
+		// A capture fault explains a missing pulse better than the
+		// absence itself, and a pulse measured through one is not trusted.
+		if len(codes) > 0 && (pa.err == "" || pa.err == ConformityMissingSignal) {
+			pa.err = codes[0]
+		}
+	}
+	pa.summary.Seconds = q.seconds
+	pa.summary.Conformity = pa.err
+	return pa
+}
+
+// AnalyzeFrames runs a whole recording through a Stream: the batch path of
+// video files and face crops. frames yields each frame with its capture time
+// since the start; the images may be reused by the producer after each step.
+func AnalyzeFrames(c *face.Cascade, frames iter.Seq2[time.Duration, image.Image], in Inputs) Result {
+	s := NewStream(c, in)
+	for at, img := range frames {
+		s.Push(img, at)
+	}
+	return s.Result()
+}
+
+// missingCaptures is the Result of a capture without a single frame.
+func missingCaptures(in *Inputs) Result {
+	pa := pulseAnalysis{err: MissingCaptures}
+	pa.summary.Conformity = MissingCaptures
+	return assemble(&pa, in)
+}

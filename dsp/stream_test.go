@@ -1,0 +1,288 @@
+package dsp
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"math"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
+)
+
+// observations turns a synthetic trace into tracker observations, with f
+// adjusting each one (index i of n) to stage a capture problem.
+func observations(s testsignal.Signal, f func(i, n int, o *face.Observation)) []face.Observation {
+	obs := make([]face.Observation, len(s.T))
+	for i := range s.T {
+		o := face.Observation{
+			Face: true, FaceFraction: 0.4, R: s.R[i], G: s.G[i], B: s.B[i], SkinPixels: 5000,
+			Luma: 0.299*s.R[i] + 0.587*s.G[i] + 0.114*s.B[i], SceneLuma: 100, Motion: 0.001,
+		}
+		if f != nil {
+			f(i, len(s.T), &o)
+		}
+		obs[i] = o
+	}
+	return obs
+}
+
+func streamOf(s testsignal.Signal, obs []face.Observation, in Inputs) *Stream {
+	st := NewStream(nil, in)
+	for i, o := range obs {
+		st.Observe(o, time.Duration(s.T[i]*float64(time.Millisecond)))
+	}
+	return st
+}
+
+// TestCaptureCodes stages each capture problem at its threshold and past it.
+func TestCaptureCodes(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 11, Seconds: 20, Noise: 0.02})
+	const fps = 30.0
+	for _, tc := range []struct {
+		name string
+		f    func(i, n int, o *face.Observation)
+		want Code
+	}{
+		{"clean", nil, ""},
+		{"face in 82% of frames", func(i, n int, o *face.Observation) { o.Face = i%50 >= 9 }, ""},
+		{"face in 76% of frames", func(i, n int, o *face.Observation) { o.Face = i%25 >= 6 }, ConformityFacePresence},
+		{"face gone", func(i, n int, o *face.Observation) { o.Face = false }, ConformityFacePresence},
+		{"face 16% of the frame", func(i, n int, o *face.Observation) { o.FaceFraction = 0.16 }, ""},
+		{"face 14% of the frame", func(i, n int, o *face.Observation) { o.FaceFraction = 0.14 }, ConformityFaceSize},
+		{"skin luma 36", func(i, n int, o *face.Observation) { o.Luma = 36 }, ""},
+		{"skin luma 34", func(i, n int, o *face.Observation) { o.Luma = 34 }, ConformityPoorLight},
+		{"skin luma 241, clipping", func(i, n int, o *face.Observation) { o.Luma = 241 }, ConformityPoorLight},
+		{"face speed 0.24 heights/s", func(i, n int, o *face.Observation) { o.Motion = 0.24 / fps }, ""},
+		{"face speed 0.26 heights/s", func(i, n int, o *face.Observation) { o.Motion = 0.26 / fps }, ConformityMuchVariations},
+		{"flicker 0.4% at 2 Hz", func(i, n int, o *face.Observation) {
+			o.SceneLuma = 100 * (1 + 0.004*math.Sqrt2*math.Sin(2*math.Pi*2*s.T[i]/1000))
+		}, ""},
+		{"flicker 0.6% at 2 Hz", func(i, n int, o *face.Observation) {
+			o.SceneLuma = 100 * (1 + 0.006*math.Sqrt2*math.Sin(2*math.Pi*2*s.T[i]/1000))
+		}, ConformityOndulations},
+		{"slow light change is no flicker", func(i, n int, o *face.Observation) {
+			o.SceneLuma = 100 * (1 + 0.2*math.Sin(2*math.Pi*0.05*s.T[i]/1000))
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := streamOf(s, observations(s, tc.f), Inputs{Variables: []string{HR, HRV}})
+			r := st.Result()
+			if got := code(r, HR); got != tc.want {
+				t.Errorf("hr code %q, want %q (summary %+v)", got, tc.want, r.Summary)
+			}
+			if got := code(r, HRV); tc.want != "" && got != tc.want {
+				t.Errorf("hrv code %q, want %q", got, tc.want)
+			}
+			if tc.want == "" {
+				if hr := mean(t, r, HR); math.Abs(hr-s.HR) > 1 {
+					t.Errorf("hr %.1f, truth %.1f", hr, s.HR)
+				}
+			}
+		})
+	}
+}
+
+func TestStreamWithoutFrames(t *testing.T) {
+	r := NewStream(nil, Inputs{}).Result()
+	for _, name := range []string{HR, BR, HRV, Stress, PhysicalAge} {
+		if code(r, name) != MissingCaptures {
+			t.Errorf("%s: %+v, want MISSING_CAPTURES", name, r.Variables[name])
+		}
+	}
+	if code(r, FaceBMI) != MissingImage {
+		t.Errorf("faceBmi of frames: %+v", r.Variables[FaceBMI])
+	}
+}
+
+func TestStreamShortCapture(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 12, Seconds: 8, Noise: 0.02})
+	if got := code(streamOf(s, observations(s, nil), Inputs{}).Result(), HR); got != ConformityInitialisation {
+		t.Errorf("8 s capture: hr %q", got)
+	}
+}
+
+// TestStreamMatchesTrace: the frame path and the trace path are one analysis.
+func TestStreamMatchesTrace(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 13, Seconds: 25, HR: 66, RMSSDms: 30, BR: 14,
+		AmplitudeDepth: 0.2, BaselineDepth: 0.002, Noise: 0.02, Jitter: 0.3})
+	a := streamOf(s, observations(s, nil), Inputs{}).Result()
+	b := AnalyzeTrace(trace(s), Inputs{})
+	for _, name := range []string{HR, BR, HRV} {
+		if a.Variables[name] != b.Variables[name] {
+			t.Errorf("%s: stream %+v, trace %+v", name, a.Variables[name], b.Variables[name])
+		}
+	}
+}
+
+func TestStreamIgnoresOutOfOrderFrames(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 14, Seconds: 12, Noise: 0.02})
+	obs := observations(s, nil)
+	st := NewStream(nil, Inputs{})
+	for i, o := range obs {
+		at := time.Duration(s.T[i] * float64(time.Millisecond))
+		st.Observe(o, at)
+		st.Observe(o, at)             // duplicate
+		st.Observe(o, at-time.Second) // late
+	}
+	if st.Frames() != len(obs) {
+		t.Errorf("%d frames kept of %d", st.Frames(), len(obs))
+	}
+}
+
+// TestVitalsGuidance: interim vitals start as INITIALISATION, become a
+// heart rate, and the guidance follows the latest seconds.
+func TestVitalsGuidance(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 15, Seconds: 24, HR: 80, Noise: 0.02})
+	obs := observations(s, func(i, n int, o *face.Observation) {
+		if s.T[i] > 20000 {
+			o.FaceFraction = 0.1 // stepped back at 20 s
+		}
+	})
+	st := NewStream(nil, Inputs{})
+	if v := st.Vitals(); v.HR.Error != ConformityInitialisation || len(v.Guidance) == 0 {
+		t.Errorf("before any frame: %+v", v)
+	}
+	for i, o := range obs {
+		st.Observe(o, time.Duration(s.T[i]*float64(time.Millisecond)))
+		switch s.T[i] {
+		case 5000:
+			v := st.Vitals()
+			if v.HR.Error != ConformityInitialisation || len(v.Guidance) != 1 || v.Guidance[0].Code != ConformityInitialisation {
+				t.Errorf("at 5 s: %+v", v)
+			}
+		case 15000:
+			v := st.Vitals()
+			if v.HR.Error != "" || math.Abs(v.HR.Value.(Mean).Mean-80) > 1.5 || len(v.Guidance) != 0 || v.ElapsedMs != 15000 {
+				t.Errorf("at 15 s: %+v", v)
+			}
+		}
+	}
+	v := st.Vitals()
+	if len(v.Guidance) == 0 || v.Guidance[0].Code != ConformityFaceSize || v.Guidance[0].Message == "" {
+		t.Errorf("after stepping back: %+v", v)
+	}
+}
+
+var photoOnce = sync.OnceValues(func() (image.Image, error) {
+	f, err := os.Open("../scripts/synth/photo/face.jpg")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return jpeg.Decode(f)
+})
+
+// pulsingFrames renders the 320x400 face photo scaled by zoom (a power of
+// two) on a w x h backdrop with every pixel's colour modulated by the
+// synthetic pulse (the skin signature of testsignal, applied to the whole
+// frame: the tracker only reads skin).
+func pulsingFrames(t testing.TB, s testsignal.Signal, w, h int, zoom float64) []*image.RGBA {
+	t.Helper()
+	photo, err := photoOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(base, base.Rect, image.NewUniform(color.RGBA{60, 80, 100, 255}), image.Point{}, draw.Src)
+	pb := photo.Bounds()
+	pw, ph := int(float64(pb.Dx())*zoom), int(float64(pb.Dy())*zoom)
+	for y := 0; y < ph; y++ {
+		for x := 0; x < pw; x++ {
+			r, g, b, _ := photo.At(pb.Min.X+int(float64(x)/zoom), pb.Min.Y+int(float64(y)/zoom)).RGBA()
+			base.SetRGBA((w-pw)/2+x, (h-ph)/2+y, color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255})
+		}
+	}
+	frames := make([]*image.RGBA, len(s.T))
+	for i := range frames {
+		f := image.NewRGBA(base.Rect)
+		gain := [3]float64{s.R[i] / (1.35 * 120), s.G[i] / 120, s.B[i] / (0.8 * 120)}
+		for p := 0; p < len(f.Pix); p += 4 {
+			for ch := 0; ch < 3; ch++ {
+				f.Pix[p+ch] = uint8(math.Min(255, math.Round(float64(base.Pix[p+ch])*gain[ch])))
+			}
+			f.Pix[p+3] = 255
+		}
+		frames[i] = f
+	}
+	return frames
+}
+
+// TestAnalyzeFramesOnRealFace runs real frames through the face tracker:
+// the batch path end to end except for decoding.
+func TestAnalyzeFramesOnRealFace(t *testing.T) {
+	c, err := face.LoadCascade()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testsignal.Make(testsignal.Config{Seed: 16, Seconds: 12, FPS: 15, HR: 75, PulseAmp: 0.02})
+	frames := pulsingFrames(t, s, 320, 240, 0.5)
+	r := AnalyzeFrames(c, func(yield func(time.Duration, image.Image) bool) {
+		for i, f := range frames {
+			if !yield(time.Duration(s.T[i]*float64(time.Millisecond)), f) {
+				return
+			}
+		}
+	}, Inputs{Variables: []string{HR, FaceBMI}})
+	if hr := mean(t, r, HR); math.Abs(hr-s.HR) > 1.5 {
+		t.Errorf("hr %.1f, truth %.1f (summary %+v)", hr, s.HR, r.Summary)
+	}
+	if code(r, FaceBMI) != MissingImage {
+		t.Errorf("faceBmi %+v", r.Variables[FaceBMI])
+	}
+}
+
+// BenchmarkStreamPush is the per-frame cost of a live capture at 640x480:
+// face tracking (detection amortised over the frames) and the bookkeeping of
+// the Stream. Frames cycle through 2 s of a pulsing face.
+func BenchmarkStreamPush640x480(b *testing.B) {
+	c, err := face.LoadCascade()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := testsignal.Make(testsignal.Config{Seed: 1, Seconds: 2, PulseAmp: 0.02})
+	frames := pulsingFrames(b, s, 640, 480, 1)
+	st := NewStream(c, Inputs{})
+	// Warm up: acquire the face and grow the buffers once.
+	for i := range 2 * streamCapacity {
+		st.Push(frames[i%len(frames)], time.Duration(i)*time.Second/30)
+	}
+	n := 2 * streamCapacity
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if len(st.recs) == cap(st.recs) {
+			b.StopTimer()
+			st = NewStream(c, Inputs{})
+			n = 0
+			b.StartTimer()
+		}
+		st.Push(frames[n%len(frames)], time.Duration(n)*time.Second/30)
+		n++
+	}
+}
+
+// BenchmarkResult30s is the final analysis of a 30 s capture at 30 fps.
+func BenchmarkResult30s(b *testing.B) {
+	s := testsignal.Make(testsignal.Config{Seed: 2, RMSSDms: 40, BR: 15, AmplitudeDepth: 0.2, Noise: 0.05})
+	st := streamOf(s, observations(s, nil), Inputs{})
+	b.ReportAllocs()
+	for b.Loop() {
+		st.Result()
+	}
+}
+
+// BenchmarkVitals is one interim update over the last 30 s.
+func BenchmarkVitals(b *testing.B) {
+	s := testsignal.Make(testsignal.Config{Seed: 3, Seconds: 60, Noise: 0.05})
+	st := streamOf(s, observations(s, nil), Inputs{})
+	b.ReportAllocs()
+	for b.Loop() {
+		st.Vitals()
+	}
+}

@@ -1,0 +1,107 @@
+package dsp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// MaxSamples bounds a signal upload: one hour at 500 samples a second.
+const MaxSamples = 1_800_000
+
+// Trace is a camera trace: for each frame its capture time and the mean skin
+// colour (the rppg signal route; ARCHITECTURE.md's signal body).
+type Trace struct {
+	TimestampsMs []float64 // capture times, ms, strictly increasing
+	R, G, B      []float64 // mean skin red, green, blue, 0-255
+}
+
+// PPG is a contact trace: capture times and one intensity per sample (the
+// cppg signal route). Either polarity works: a photoplethysmograph's
+// blood-volume wave or the brightness of a lit fingertip.
+type PPG struct {
+	TimestampsMs []float64 // capture times, ms, strictly increasing
+	Values       []float64 // intensity, any unit
+}
+
+// ErrInvalidSignal is the error Validate wraps.
+var ErrInvalidSignal = errors.New("invalid signal")
+
+// Validate reports the first structural problem of a trace, for a 400 answer
+// before any analysis: channels of different lengths, more than MaxSamples,
+// a value that is not a finite number, or timestamps that do not increase.
+// AnalyzeTrace still copes with all of these (it drops the bad samples), so
+// validation is a choice of the caller.
+func (t Trace) Validate() error {
+	return validate(t.TimestampsMs, t.R, t.G, t.B)
+}
+
+// Validate is Trace.Validate for a contact trace.
+func (p PPG) Validate() error {
+	return validate(p.TimestampsMs, p.Values)
+}
+
+func validate(ts []float64, chans ...[]float64) error {
+	for i, c := range chans {
+		if len(c) != len(ts) {
+			return fmt.Errorf("%w: channel %d has %d values for %d timestamps", ErrInvalidSignal, i, len(c), len(ts))
+		}
+	}
+	if len(ts) > MaxSamples {
+		return fmt.Errorf("%w: %d samples, at most %d", ErrInvalidSignal, len(ts), MaxSamples)
+	}
+	for i, t := range ts {
+		if !finite(t) {
+			return fmt.Errorf("%w: timestamp %d is not a finite number", ErrInvalidSignal, i)
+		}
+		if i > 0 && t <= ts[i-1] {
+			return fmt.Errorf("%w: timestamp %d (%g ms) does not follow %g ms", ErrInvalidSignal, i, t, ts[i-1])
+		}
+		for j, c := range chans {
+			if !finite(c[i]) {
+				return fmt.Errorf("%w: value %d of channel %d is not a finite number", ErrInvalidSignal, i, j)
+			}
+		}
+	}
+	return nil
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// clean returns the usable samples: times converted to seconds from the
+// first kept sample, only samples with finite values whose time follows the
+// previous kept one, at most MaxSamples. Channels of unequal length are cut
+// to the shortest.
+func clean(tsMs []float64, chans ...[]float64) (t []float64, out [][]float64) {
+	n := len(tsMs)
+	for _, c := range chans {
+		n = min(n, len(c))
+	}
+	n = min(n, MaxSamples)
+	out = make([][]float64, len(chans))
+	last := math.Inf(-1)
+	for i := 0; i < n; i++ {
+		if !finite(tsMs[i]) || tsMs[i] <= last {
+			continue
+		}
+		good := true
+		for _, c := range chans {
+			good = good && finite(c[i])
+		}
+		if !good {
+			continue
+		}
+		last = tsMs[i]
+		t = append(t, tsMs[i]/1000)
+		for j, c := range chans {
+			out[j] = append(out[j], c[i])
+		}
+	}
+	if len(t) > 0 {
+		t0 := t[0]
+		for i := range t {
+			t[i] -= t0
+		}
+	}
+	return t, out
+}

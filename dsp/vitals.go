@@ -1,0 +1,91 @@
+package dsp
+
+import "time"
+
+// Vitals is the interim state of a live capture (Stream.Vitals): what the
+// widget shows while the person is being measured.
+type Vitals struct {
+	// Elapsed is the capture time covered so far.
+	Elapsed time.Duration `json:"-"`
+	// ElapsedMs is Elapsed in milliseconds, for the wire.
+	ElapsedMs int64 `json:"elapsedMs"`
+	// HR is the heart rate over the last VitalsWindow, or the code that
+	// prevents it (CONFORMITY_INITIALISATION while fewer than MinSeconds
+	// have been captured).
+	HR Variable `json:"hr"`
+	// BR is the breathing rate over the last VitalsWindow, or its code.
+	BR Variable `json:"br"`
+	// QualityScore is signal.qualityScore over the same window, 0 when no
+	// pulse was analysed.
+	QualityScore float64 `json:"qualityScore"`
+	// Guidance lists what to fix now, most important first; empty when the
+	// capture is fine.
+	Guidance []Guidance `json:"guidance"`
+}
+
+// Guidance is one live instruction: a capture-quality code and the words a
+// widget can show for it.
+type Guidance struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+// VitalsWindow is how much recent capture the interim vitals and guidance
+// look at: long enough for breathing, short enough to follow a change.
+const VitalsWindow = 30 * time.Second
+
+// guidanceWindow is how far back the live capture checks look: the last few
+// seconds, so advice follows what the person does now.
+const guidanceWindow = 5 * time.Second
+
+// guidanceText is what the widget can say for each capture code.
+var guidanceText = map[Code]string{
+	ConformityFacePresence:   "Keep your face in the frame",
+	ConformityFaceSize:       "Move closer to the camera",
+	ConformityPoorLight:      "Find more even light on your face",
+	ConformityMuchVariations: "Hold still",
+	ConformityOndulations:    "Avoid flickering light",
+	ConformityLowFPS:         "The camera delivers too few frames",
+	ConformityInitialisation: "Measuring: keep still",
+	ConformityMissingSignal:  "Hold still and keep your face well lit",
+}
+
+// Vitals returns the interim vitals and live guidance. It analyses recent
+// frames again on every call (a few milliseconds for 30 s of frames), so
+// call it about once a second, not per frame.
+func (s *Stream) Vitals() Vitals {
+	var v Vitals
+	if len(s.recs) == 0 {
+		v.HR, v.BR = fail(ConformityInitialisation), fail(ConformityInitialisation)
+		v.Guidance = []Guidance{{ConformityFacePresence, guidanceText[ConformityFacePresence]}}
+		return v
+	}
+	lastS := s.recs[len(s.recs)-1].t
+	v.Elapsed = time.Duration(lastS * float64(time.Second))
+	v.ElapsedMs = v.Elapsed.Milliseconds()
+
+	recent := s.recs
+	for len(recent) > 1 && recent[0].t < lastS-guidanceWindow.Seconds() {
+		recent = recent[1:]
+	}
+	q := assess(recent)
+	for _, c := range q.codes() {
+		v.Guidance = append(v.Guidance, Guidance{c, guidanceText[c]})
+	}
+
+	pa := s.analyze(lastS - VitalsWindow.Seconds())
+	if c := pa.blocked(MinSeconds); c != "" {
+		v.HR = fail(c)
+	} else {
+		v.HR = ok(Mean{round(pa.track.meanBpm(), 1)})
+		v.QualityScore = round(pa.summary.QualityScore, 3)
+	}
+	v.BR = breathingVariable(&pa)
+	if len(v.Guidance) == 0 && pa.err != "" {
+		v.Guidance = append(v.Guidance, Guidance{pa.err, guidanceText[pa.err]})
+	}
+	if v.Guidance == nil {
+		v.Guidance = []Guidance{}
+	}
+	return v
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pulsewire/pulsewire/dsp"
+)
+
+// contactOximetry scores heart rate from fingertip camera PPG
+// (uw-phone-oximetry: 6 people x 2 hands, 14-19 min each, per-frame mean
+// R, G, B at 30 Hz) against clinical pulse oximeters, one-minute windows,
+// each analysed as a measure of its own through dsp.AnalyzePPG.
+func contactOximetry(data string, verbose bool) (*table, error) {
+	root := filepath.Join(data, "uw-phone-oximetry", "data")
+	t := newTable("Contact PPG: uw-phone-oximetry, 1-minute windows, hr vs oximeters", dsp.HR)
+	t.notes = append(t.notes,
+		"Input: the fingertip brightness (R+G+B)/3 per frame at 30 fps, through dsp.AnalyzePPG.",
+		"Reference: per second the median of oximeters 1, 2, 4, 5 (channel 3 is empty), averaged over the minute.")
+	const fps = 30.0
+	for _, hand := range []string{"Left", "Right"} {
+		files, _ := filepath.Glob(filepath.Join(root, "ppg-csv", hand, "*.csv"))
+		if len(files) == 0 {
+			return nil, fmt.Errorf("no recordings under %s", filepath.Join(root, "ppg-csv", hand))
+		}
+		for _, f := range files {
+			id := strings.TrimSuffix(filepath.Base(f), ".csv")
+			rgb, err := readColumns(f, "R", "G", "B")
+			if err != nil {
+				return nil, err
+			}
+			gt, err := readColumns(filepath.Join(root, "gt", id+".csv"), "Pulse 1", "Pulse 2", "Pulse 4", "Pulse 5")
+			if err != nil {
+				return nil, err
+			}
+			const win = int(60 * fps)
+			for m := 0; (m+1)*win <= len(rgb[0]); m++ {
+				ref := oximeterMean(gt, m*60, (m+1)*60)
+				if math.IsNaN(ref) {
+					continue
+				}
+				ts := make([]float64, win)
+				vs := make([]float64, win)
+				for i := range ts {
+					k := m*win + i
+					ts[i] = float64(k) * 1000 / fps
+					vs[i] = (rgb[0][k] + rgb[1][k] + rgb[2][k]) / 3
+				}
+				res := dsp.AnalyzePPG(dsp.PPG{TimestampsMs: ts, Values: vs}, dsp.Inputs{Variables: []string{dsp.HR}})
+				t.units++
+				est, ok := t.add(res, dsp.HR, ref)
+				if verbose {
+					fmt.Printf("%s %s min %2d  ref %6.1f  est %6.1f ok=%v snr %.1f\n", id, hand, m, ref, est, ok, res.Summary.SNRdB)
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+// oximeterMean averages over rows [from, to) the per-second median of the
+// oximeters' pulse rates that are plausible (25-250 bpm); NaN when fewer
+// than half the seconds have one.
+func oximeterMean(cols [][]float64, from, to int) float64 {
+	var sum float64
+	n := 0
+	for r := from; r < to && r < len(cols[0]); r++ {
+		var vals []float64
+		for _, c := range cols {
+			if v := c[r]; v >= 25 && v <= 250 {
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		slices.Sort(vals)
+		med := vals[len(vals)/2]
+		if len(vals)%2 == 0 {
+			med = (vals[len(vals)/2-1] + med) / 2
+		}
+		sum += med
+		n++
+	}
+	if n < (to-from)/2 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// readColumns reads the named columns of a CSV file with a header row as
+// numbers (NaN where a cell is not a number).
+func readColumns(path string, names ...string) ([][]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	idx := make([]int, len(names))
+	for i, n := range names {
+		idx[i] = -1
+		for j, h := range header {
+			if strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")) == n {
+				idx[i] = j
+			}
+		}
+		if idx[i] < 0 {
+			return nil, fmt.Errorf("%s: no column %q", path, n)
+		}
+	}
+	cols := make([][]float64, len(names))
+	for {
+		rec, err := r.Read()
+		if err != nil {
+			break
+		}
+		for i, j := range idx {
+			v := math.NaN()
+			if j < len(rec) {
+				if x, err := strconv.ParseFloat(strings.TrimSpace(rec[j]), 64); err == nil {
+					v = x
+				}
+			}
+			cols[i] = append(cols[i], v)
+		}
+	}
+	return cols, nil
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"math"
+	"slices"
+
+	"github.com/pulsewire/pulsewire/dsp/filter"
+)
+
+// The reference side of the real recordings: R peaks from an ECG and
+// breaths from a respiration belt, with methods independent of the PPG
+// pipeline under test (other band, other detector).
+
+// rPeaks finds R peaks in an ECG sampled at rateHz with a Pan-Tompkins style
+// detector (Pan & Tompkins, IEEE TBME 32(3), 1985): 5-15 Hz band-pass,
+// derivative, square, 150 ms moving integration, peaks of the integral
+// above a third of its 98th percentile at least 250 ms apart, each moved to
+// the largest band-passed ECG deflection within 120 ms. Times in s.
+func rPeaks(ecg []float64, rateHz float64) []float64 {
+	bp := filter.Bandpass(2, 5, 15, rateHz).FiltFilt(nil, ecg)
+	sq := make([]float64, len(bp))
+	for i := 1; i < len(bp); i++ {
+		d := (bp[i] - bp[i-1]) * rateHz
+		sq[i] = d * d
+	}
+	integ := filter.MovingAverage(nil, sq, int(0.15*rateHz))
+	sorted := slices.Clone(integ)
+	slices.Sort(sorted)
+	thr := sorted[int(0.98*float64(len(sorted)-1))] / 3
+	// Polarity: R is the larger of the positive and negative deflections.
+	var pos, neg float64
+	for _, v := range bp {
+		pos, neg = max(pos, v), min(neg, v)
+	}
+	sign := 1.0
+	if -neg > pos {
+		sign = -1
+	}
+	minGap := int(0.25 * rateHz)
+	search := int(0.12 * rateHz)
+	var peaks []float64
+	last := -minGap
+	for i := 1; i+1 < len(integ); i++ {
+		if integ[i] < thr || integ[i] < integ[i-1] || integ[i] < integ[i+1] || i-last < minGap {
+			continue
+		}
+		best := i
+		for j := max(0, i-search); j < min(len(bp), i+search); j++ {
+			if sign*bp[j] > sign*bp[best] {
+				best = j
+			}
+		}
+		if len(peaks) > 0 && float64(best)/rateHz-peaks[len(peaks)-1] < 0.25 {
+			continue
+		}
+		last = i
+		peaks = append(peaks, float64(best)/rateHz)
+	}
+	return peaks
+}
+
+// rrReference returns the mean heart rate (bpm) and RMSSD (ms) of the R
+// peaks within [from, to) s. Intervals outside 0.3-1.5 s or 20% away from
+// the median of their window are dropped; when more than a tenth are
+// dropped the ECG is too noisy to serve as reference and hrv is NaN.
+func rrReference(peaks []float64, from, to float64) (hr, rmssd float64) {
+	var rr []float64
+	for i := 1; i < len(peaks); i++ {
+		if peaks[i-1] >= from && peaks[i] < to {
+			rr = append(rr, peaks[i]-peaks[i-1])
+		}
+	}
+	if len(rr) < 10 {
+		return math.NaN(), math.NaN()
+	}
+	med := slices.Clone(rr)
+	slices.Sort(med)
+	m := med[len(med)/2]
+	good := make([]bool, len(rr))
+	var sum, sq float64
+	n, pairs, bad := 0, 0, 0
+	for i, v := range rr {
+		good[i] = v >= 0.3 && v <= 1.5 && math.Abs(v-m) <= 0.2*m
+		if !good[i] {
+			bad++
+			continue
+		}
+		sum += v
+		n++
+		if i > 0 && good[i-1] {
+			d := v - rr[i-1]
+			sq += d * d
+			pairs++
+		}
+	}
+	hr = 60 / (sum / float64(n))
+	rmssd = 1000 * math.Sqrt(sq/float64(max(pairs, 1)))
+	if bad*10 > len(rr) || pairs < 5 {
+		rmssd = math.NaN()
+	}
+	return hr, rmssd
+}
+
+// breathRate returns breaths per minute of a respiration belt signal within
+// [from, to) s: the belt is band-passed to 0.05-0.7 Hz (3-42 /min), and a
+// breath is an upward crossing of zero after the signal has been below
+// -h, h a tenth of its standard deviation (hysteresis against ripples).
+func breathRate(rsp []float64, rateHz, from, to float64) float64 {
+	x := filter.Bandpass(2, 0.05, 0.7, rateHz).FiltFilt(nil, rsp)
+	i0, i1 := int(from*rateHz), min(len(x), int(to*rateHz))
+	seg := x[i0:i1]
+	var ss float64
+	for _, v := range seg {
+		ss += v * v
+	}
+	h := 0.1 * math.Sqrt(ss/float64(len(seg)))
+	var ups []float64
+	below := false
+	for i, v := range seg {
+		if v < -h {
+			below = true
+		}
+		if below && v > 0 && i > 0 && seg[i-1] <= 0 {
+			ups = append(ups, float64(i)/rateHz)
+			below = false
+		}
+	}
+	if len(ups) < 3 {
+		return math.NaN()
+	}
+	return 60 * float64(len(ups)-1) / (ups[len(ups)-1] - ups[0])
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/pulsewire/pulsewire/dsp"
+)
+
+// table collects estimate/reference pairs per variable and error codes.
+type table struct {
+	title string
+	notes []string
+	units int                         // windows or clips analysed
+	pairs map[string][][2]float64     // variable -> (estimate, reference)
+	codes map[string]map[dsp.Code]int // variable -> code -> count
+	order []string
+}
+
+func newTable(title string, variables ...string) *table {
+	return &table{title: title, pairs: map[string][][2]float64{}, codes: map[string]map[dsp.Code]int{}, order: variables}
+}
+
+// add records variable name of res against ref (NaN: no reference).
+func (t *table) add(res dsp.Result, name string, ref float64) (est float64, ok bool) {
+	v, present := res.Variables[name]
+	if !present {
+		return 0, false
+	}
+	if v.Error != "" {
+		if t.codes[name] == nil {
+			t.codes[name] = map[dsp.Code]int{}
+		}
+		t.codes[name][v.Error]++
+		return 0, false
+	}
+	m, isMean := v.Value.(dsp.Mean)
+	if !isMean || math.IsNaN(ref) {
+		return 0, false
+	}
+	t.pairs[name] = append(t.pairs[name], [2]float64{m.Mean, ref})
+	return m.Mean, true
+}
+
+func (t *table) print(w io.Writer) {
+	fmt.Fprintf(w, "\n## %s\n\n", t.title)
+	for _, n := range t.notes {
+		fmt.Fprintf(w, "%s\n", n)
+	}
+	if len(t.notes) > 0 {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "| variable | n | MAE | RMSE | Pearson r | errors |\n|---|---|---|---|---|---|\n")
+	for _, name := range t.order {
+		ps := t.pairs[name]
+		var codes []string
+		for c, k := range t.codes[name] {
+			codes = append(codes, fmt.Sprintf("%s %d", c, k))
+		}
+		slices.Sort(codes)
+		errs := strings.Join(codes, ", ")
+		if errs == "" {
+			errs = "none"
+		}
+		mae, rmse, r := stats(ps)
+		fmt.Fprintf(w, "| %s | %d/%d | %.2f | %.2f | %.3f | %s |\n", name, len(ps), t.units, mae, rmse, r, errs)
+	}
+}
+
+// stats returns the mean absolute error, root mean square error and
+// Pearson correlation of estimate against reference.
+func stats(ps [][2]float64) (mae, rmse, r float64) {
+	n := float64(len(ps))
+	if n == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	var mx, my float64
+	for _, p := range ps {
+		d := p[0] - p[1]
+		mae += math.Abs(d)
+		rmse += d * d
+		mx += p[0]
+		my += p[1]
+	}
+	mae /= n
+	rmse = math.Sqrt(rmse / n)
+	mx /= n
+	my /= n
+	var sxy, sxx, syy float64
+	for _, p := range ps {
+		sxy += (p[0] - mx) * (p[1] - my)
+		sxx += (p[0] - mx) * (p[0] - mx)
+		syy += (p[1] - my) * (p[1] - my)
+	}
+	r = sxy / math.Sqrt(sxx*syy)
+	return mae, rmse, r
+}

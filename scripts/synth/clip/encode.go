@@ -1,0 +1,195 @@
+package clip
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Encoding says how a clip is stored.
+type Encoding struct {
+	// Format is the container: mp4, mov or avi (H.264), webm (VP9) or y4m
+	// (raw 4:2:0, what Chromium's fake camera plays).
+	Format string
+	// CRF is the H.264 constant rate factor (18 visually lossless, 28 low
+	// quality; 20 when 0). VP9 gets CRF+8, about the same quality on its
+	// own scale. y4m ignores it.
+	CRF int
+}
+
+// Formats lists the formats Encode writes.
+var Formats = []string{"mp4", "mov", "avi", "webm", "y4m"}
+
+// codecArgs returns ffmpeg's output options for the encoding.
+func (e Encoding) codecArgs() ([]string, string, error) {
+	crf := cmp.Or(e.CRF, 20)
+	if crf < 0 || crf > 51 {
+		return nil, "", fmt.Errorf("crf %d: want 0 to 51", crf)
+	}
+	h264 := []string{"-c:v", "libx264", "-preset", "veryfast", "-crf", strconv.Itoa(crf), "-pix_fmt", "yuv420p"}
+	switch e.Format {
+	case "mp4", "mov":
+		return append(h264, "-movflags", "+faststart"), "h264", nil
+	case "avi":
+		return h264, "h264", nil
+	case "webm":
+		return []string{"-c:v", "libvpx-vp9", "-crf", strconv.Itoa(min(63, crf+8)), "-b:v", "0",
+			"-deadline", "realtime", "-cpu-used", "8", "-row-mt", "1", "-pix_fmt", "yuv420p"}, "vp9", nil
+	case "y4m":
+		return []string{"-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe"}, "rawvideo", nil
+	}
+	return nil, "", fmt.Errorf("format %q: want one of %v", e.Format, Formats)
+}
+
+// Encode renders the clip through ffmpeg into path and writes the ground
+// truth beside it (the same name with .json). Frames go to ffmpeg over a
+// pipe as they are drawn, so a long clip never sits in memory. Uneven frame
+// times (Jitter, DropEvery) are kept in mp4, mov and webm; avi and y4m store
+// a constant rate and refuse them.
+func (c *Clip) Encode(ctx context.Context, path string, e Encoding) (Truth, error) {
+	codec, codecName, err := e.codecArgs()
+	if err != nil {
+		return Truth{}, err
+	}
+	vfr := c.cfg.Jitter > 0 || c.cfg.DropEvery > 0
+	if vfr && (e.Format == "avi" || e.Format == "y4m") {
+		return Truth{}, fmt.Errorf("%s stores a constant frame rate: no jitter or dropped frames", e.Format)
+	}
+	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error",
+		"-f", "rawvideo", "-pix_fmt", "rgba", "-s", fmt.Sprintf("%dx%d", c.cfg.Width, c.cfg.Height),
+		"-framerate", strconv.FormatFloat(c.cfg.FPS, 'f', -1, 64), "-i", "pipe:0"}
+	if vfr {
+		// The same times as frameTimes, computed by ffmpeg from the index
+		// of each frame it receives.
+		n := "N"
+		if k := c.cfg.DropEvery; k > 0 {
+			n = fmt.Sprintf("(N+floor(N/%d))", k-1)
+		}
+		expr := fmt.Sprintf("round((%s+%g*sin(2.3*%s))/%g*1000)/1000/TB", n, c.cfg.Jitter, n, c.cfg.FPS)
+		args = append(args, "-vf", "settb=1/1000,setpts='"+expr+"'", "-fps_mode", "passthrough", "-enc_time_base", "1:1000")
+		if e.Format != "webm" {
+			args = append(args, "-video_track_timescale", "1000")
+		}
+	}
+	args = append(args, codec...)
+	args = append(args, "-y", path)
+
+	cmd := exec.CommandContext(ctx, "ffmpeg", args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return Truth{}, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return Truth{}, err
+	}
+	img := image.NewRGBA(image.Rect(0, 0, c.cfg.Width, c.cfg.Height))
+	var werr error
+	for i := range c.times {
+		c.Render(i, img)
+		if _, werr = stdin.Write(img.Pix); werr != nil {
+			break
+		}
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		os.Remove(path)
+		return Truth{}, fmt.Errorf("ffmpeg: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	if werr != nil {
+		os.Remove(path)
+		return Truth{}, werr
+	}
+	t := c.Truth()
+	t.File, t.Format, t.Codec = filepath.Base(path), e.Format, codecName
+	if e.Format != "y4m" {
+		t.CRF = cmp.Or(e.CRF, 20)
+	}
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return Truth{}, err
+	}
+	return t, os.WriteFile(TruthPath(path), append(b, '\n'), 0o644)
+}
+
+// TruthPath is where the ground truth of the clip at path is written.
+func TruthPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".json"
+}
+
+// ReadTruth reads the ground truth written beside a clip.
+func ReadTruth(path string) (Truth, error) {
+	var t Truth
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return t, err
+	}
+	return t, json.Unmarshal(b, &t)
+}
+
+// Preset is one clip of the benchmark set.
+type Preset struct {
+	Name     string
+	Config   Config
+	Encoding Encoding
+}
+
+// File is the preset's file name.
+func (p Preset) File() string { return p.Name + "." + p.Encoding.Format }
+
+// Generate encodes the presets into dir with the given number of parallel
+// workers (each runs one ffmpeg) and returns their ground truths in preset
+// order. progress, if not nil, is called as each clip is written.
+func Generate(ctx context.Context, dir string, presets []Preset, workers int, progress func(Truth)) ([]Truth, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	truths := make([]Truth, len(presets))
+	errs := make([]error, len(presets))
+	jobs := make(chan int)
+	var mu sync.Mutex // protects progress calls
+	var wg sync.WaitGroup
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				c, err := New(presets[i].Config)
+				if err == nil {
+					truths[i], err = c.Encode(ctx, filepath.Join(dir, presets[i].File()), presets[i].Encoding)
+				}
+				if err != nil {
+					errs[i] = fmt.Errorf("%s: %w", presets[i].Name, err)
+					continue
+				}
+				if progress != nil {
+					mu.Lock()
+					progress(truths[i])
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range presets {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
+		return nil, err
+	}
+	return truths, nil
+}

@@ -1,0 +1,174 @@
+package clip
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// physiology is the ground truth of one clip: when each heart beat starts,
+// how breathing evolves, and the resulting pulse wave.
+type physiology struct {
+	beats []float64 // onset of each beat, seconds; beats[i+1]-beats[i] is an RR interval
+	br    breathing
+	// riav is the depth of the respiratory modulation of pulse amplitude
+	// (fraction); riiv that of skin brightness (fraction).
+	riav, riiv float64
+}
+
+// breathing is a respiration with slowly varying rate and depth: the rate
+// swings ±rateSwing around the mean over a rateCycle-second cycle, the depth
+// ±depthSwing over depthCycle seconds, as spontaneous breathing does.
+type breathing struct {
+	meanHz float64
+	phase0 float64
+}
+
+const (
+	rateSwing, rateCycle   = 0.08, 23.0
+	depthSwing, depthCycle = 0.2, 17.0
+)
+
+// phase is the breathing phase at t (radians): the integral of 2π times the
+// instantaneous rate meanHz (1 + rateSwing sin(2πt/rateCycle)).
+func (b breathing) phase(t float64) float64 {
+	// ∫ f0 (1 + s sin(2πu/T)) du = f0 (t + s T/(2π) (1 - cos(2πt/T)))
+	return b.phase0 + 2*math.Pi*b.meanHz*(t+rateSwing*rateCycle/(2*math.Pi)*(1-math.Cos(2*math.Pi*t/rateCycle)))
+}
+
+// value is the respiration signal at t, in [-1.2, 1.2]: positive on
+// inspiration.
+func (b breathing) value(t float64) float64 {
+	return (1 + depthSwing*math.Sin(2*math.Pi*t/depthCycle)) * math.Sin(b.phase(t))
+}
+
+// newPhysiology draws the beat sequence for a clip of the given length.
+//
+// RR intervals: mean 60/hrBPM; their variation has two parts, respiratory
+// sinus arrhythmia (RR longer on expiration, in phase with breathing) and an
+// AR(1) random part (coefficient 0.5) for the rest of the beat-to-beat
+// variability. The variation is then scaled so the successive differences
+// of the RR series have exactly the requested RMSSD and its mean is exactly
+// 60/hrBPM: the ground truth is a property of the sequence, not a target.
+func newPhysiology(rng *rand.Rand, seconds, hrBPM, brPerMin, rmssdMs float64) physiology {
+	p := physiology{
+		br:   breathing{meanHz: brPerMin / 60, phase0: 2 * math.Pi * rng.Float64()},
+		riav: 0.15,
+		riiv: 0.002,
+	}
+	rr0 := 60 / hrBPM
+	// Beats from one interval before the clip to one after it, so the
+	// wave is defined over the whole clip.
+	n := int((seconds+2*rr0)/rr0*1.3) + 4
+	dev := make([]float64, n)
+	t := -rr0
+	ar := 0.0
+	for i := range dev {
+		ar = 0.5*ar + rng.NormFloat64()
+		// RSA: the heart slows on expiration (value < 0).
+		dev[i] = ar - 1.5*p.br.value(t)
+		t += rr0
+	}
+	mean := 0.0
+	for _, d := range dev {
+		mean += d
+	}
+	mean /= float64(n)
+	for i := range dev {
+		dev[i] -= mean
+	}
+	scale := 0.0
+	if got := rmssd(dev); got > 0 {
+		scale = rmssdMs / 1000 / got
+	}
+	p.beats = make([]float64, 0, n+1)
+	t = -rr0 - 0.5*rr0*rng.Float64()
+	for _, d := range dev {
+		p.beats = append(p.beats, t)
+		// A floor of 0.25 s (240 bpm) keeps a wild draw physiological.
+		t += max(0.25, rr0+scale*d)
+	}
+	p.beats = append(p.beats, t)
+	return p
+}
+
+// rmssd is the root mean square of successive differences of x, in x's
+// units.
+func rmssd(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	var s float64
+	for i := 1; i < len(x); i++ {
+		d := x[i] - x[i-1]
+		s += d * d
+	}
+	return math.Sqrt(s / float64(len(x)-1))
+}
+
+// waveform is one beat of the blood volume pulse against the beat's phase
+// φ in [0, 1): a systolic peak at 0.2 and a smaller, wider diastolic wave at
+// 0.42, with the dicrotic notch between them where the two Gaussians cross
+// (the two-Gaussian model of the photoplethysmogram pulse; Rubins,
+// "Photoplethysmography analysis of artery properties in patients with
+// cardiovascular diseases", IFMBE 2008). It is offset to mean zero over the
+// beat and peaks near 0.8.
+func waveform(phi float64) float64 {
+	const (
+		sysAt, sysWidth         = 0.20, 0.055
+		diaAt, diaWidth, diaAmp = 0.42, 0.10, 0.45
+		// Mean of the two Gaussians over [0, 1):
+		// sqrt(2π)(sysWidth + diaAmp diaWidth) ≈ 0.2507.
+		mean = 0.2507
+	)
+	g := func(x, at, w float64) float64 { d := (x - at) / w; return math.Exp(-d * d / 2) }
+	return g(phi, sysAt, sysWidth) + diaAmp*g(phi, diaAt, diaWidth) - mean
+}
+
+// pulse is the blood volume pulse at t: the waveform of the beat in
+// progress, its amplitude modulated by breathing. Multiply by the pulse
+// amplitude to get the relative change of skin absorption.
+func (p *physiology) pulse(t float64) float64 {
+	// Beats are sorted; the clip walks forwards, so a binary search is
+	// plenty fast.
+	lo, hi := 0, len(p.beats)-1
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if p.beats[mid] <= t {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	phi := (t - p.beats[lo]) / (p.beats[lo+1] - p.beats[lo])
+	if phi < 0 || phi >= 1 {
+		return 0
+	}
+	return waveform(phi) * (1 + p.riav*p.br.value(t))
+}
+
+// truthWindow returns, for the beats wholly inside [0, seconds), their
+// onsets, the mean heart rate (beats per minute from the mean RR interval)
+// and RMSSD (ms) of their intervals.
+func (p *physiology) truthWindow(seconds float64) (beats []float64, hrBPM, rmssdMs float64) {
+	for _, b := range p.beats {
+		if b >= 0 && b < seconds {
+			beats = append(beats, b)
+		}
+	}
+	if len(beats) < 2 {
+		return beats, 0, 0
+	}
+	rr := make([]float64, len(beats)-1)
+	var sum float64
+	for i := range rr {
+		rr[i] = beats[i+1] - beats[i]
+		sum += rr[i]
+	}
+	return beats, 60 / (sum / float64(len(rr))), 1000 * rmssd(rr)
+}
+
+// meanBreathing is the mean breathing rate over [0, seconds), breaths per
+// minute: the number of cycles the phase completes divided by the time.
+func (p *physiology) meanBreathing(seconds float64) float64 {
+	return 60 * (p.br.phase(seconds) - p.br.phase(0)) / (2 * math.Pi) / seconds
+}
