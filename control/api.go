@@ -172,9 +172,16 @@ func (a *API) limit(l *rateLimiter) gin.HandlerFunc {
 	}
 }
 
+// bodyTimeout bounds the time a client may take to send a JSON body, so
+// that a slow sender cannot hold a connection open.
+const bodyTimeout = 30 * time.Second
+
 // readBody reads a request body of at most limit bytes; a longer one is
 // TooLarge.
 func readBody(c *gin.Context, limit int64) ([]byte, error) {
+	// Not every writer supports deadlines (httptest's does not); then
+	// the server's own timeouts apply.
+	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(bodyTimeout))
 	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {

@@ -3,8 +3,10 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pulsewire/pulsewire/storage"
 )
@@ -132,4 +134,16 @@ func (s *Service) RevokeToken(ctx context.Context, c storage.Client, id string) 
 		return err
 	}
 	return s.db.RevokeToken(ctx, c, id)
+}
+
+// OpenSession counts one session of the token whose value is presented,
+// for the session server (SPEC 2.1, 5): the value, never the id, opens a
+// session, and only for a permission the token carries, while it is neither
+// expired, revoked nor spent and its client is active. Every refusal wraps
+// storage.ErrSessionRefused with its cause, for the server log only.
+func (s *Service) OpenSession(ctx context.Context, value, permission string) (storage.TokenSession, error) {
+	if !strings.HasPrefix(value, TokenPrefix) {
+		return storage.TokenSession{}, fmt.Errorf("%w: not an access token value", storage.ErrSessionRefused)
+	}
+	return s.db.OpenTokenSession(ctx, hashSecret(value), permission)
 }

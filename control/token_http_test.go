@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/pulsewire/pulsewire/storage"
 )
 
 func TestCreateTokenValidation(t *testing.T) {
@@ -212,4 +214,26 @@ func FuzzParseTokenRequest(f *testing.F) {
 			seen[p.Name] = true
 		}
 	})
+}
+
+func TestOpenSession(t *testing.T) {
+	e := newTestEnv(t, Production)
+	_, key := e.client("acme")
+	r := e.do("POST", "/access-tokens", key, `{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"1m"}`)
+	v := r.json(t)
+	value, id := v["value"].(string), v["id"].(string)
+	ctx := t.Context()
+	if _, err := e.svc.OpenSession(ctx, id, PermissionScan); !errors.Is(err, storage.ErrSessionRefused) {
+		t.Fatalf("the id opened a session: %v", err)
+	}
+	if _, err := e.svc.OpenSession(ctx, value, PermissionRealtime); !errors.Is(err, storage.ErrSessionRefused) {
+		t.Fatalf("a scan token opened a realtime session: %v", err)
+	}
+	s, err := e.svc.OpenSession(ctx, value, PermissionScan)
+	if err != nil || s.TokenID != id || s.Opened != 1 {
+		t.Fatalf("open: %+v, %v", s, err)
+	}
+	if _, err := e.svc.OpenSession(ctx, value, PermissionScan); !errors.Is(err, storage.ErrSessionRefused) {
+		t.Fatalf("a spent token opened a session: %v", err)
+	}
 }
