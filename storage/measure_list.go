@@ -68,9 +68,18 @@ func (db *DB) Measures(ctx context.Context, c Client, q MeasureQuery) (MeasurePa
 			return err
 		}
 		page.Total = all
-		list := `SELECT seq FROM measures WHERE ` + scope
-		switch {
-		case q.Tags != nil:
+		// With a tag filter, inSets keeps the measures of the matching tag
+		// sets; the unary + of plus, when walking, keeps SQLite off
+		// measures_by_tag_set so that it follows measures_by_client in
+		// list order.
+		const inSets = `tag_set IN (SELECT value FROM json_each(?))`
+		where := func(plus string) string {
+			if q.Tags == nil {
+				return scope
+			}
+			return scope + ` AND ` + plus + inSets
+		}
+		if q.Tags != nil {
 			// The keys of the matching tag sets, as a JSON array, and the
 			// number of measures they hold.
 			sets, setArgs := matchingTagSets(c, *q.Tags)
@@ -80,28 +89,24 @@ func (db *DB) Measures(ctx context.Context, c Client, q MeasureQuery) (MeasurePa
 			if err != nil {
 				return err
 			}
-			list, args = list+` AND tag_set IN (SELECT value FROM json_each(?))`, append(args, keys)
-			if q.Kind != "" {
-				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+list+`)`, args...).Scan(&page.Total); err != nil {
-					return err
-				}
-			}
-		case q.Kind != "":
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+list+`)`, args...).Scan(&page.Total); err != nil {
+			args = append(args, keys)
+		}
+		if q.Kind != "" { // the tag sets do not count measures per kind
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM measures WHERE `+where(""), args...).Scan(&page.Total); err != nil {
 				return err
 			}
 		}
 		if q.Skip >= page.Total {
 			return nil
 		}
-		// With a tag filter, gathering reads total rows, walking about
-		// want*all/total (want < total+take here, so no overflow). The unary
-		// + keeps SQLite off measures_by_tag_set, so the walk follows
-		// measures_by_client in list order.
-		if want, total := int64(q.Take+q.Skip), int64(page.Total); q.Tags != nil && total > want && total*total > want*int64(all) {
-			list = strings.Replace(list, "AND tag_set IN", "AND +tag_set IN", 1)
+		// Gathering reads total rows, walking about want*all/total (want <
+		// total+take here, so no overflow).
+		plus := ""
+		if want, total := int64(q.Take+q.Skip), int64(page.Total); total > want && total*total > want*int64(all) {
+			plus = "+"
 		}
-		seqs, err := querySeqs(ctx, tx, list+` ORDER BY seq DESC LIMIT ? OFFSET ?`, append(args, q.Take, q.Skip)...)
+		seqs, err := querySeqs(ctx, tx, `SELECT seq FROM measures WHERE `+where(plus)+` ORDER BY seq DESC LIMIT ? OFFSET ?`,
+			append(args, q.Take, q.Skip)...)
 		if err != nil {
 			return err
 		}
