@@ -230,7 +230,7 @@ func (a *API) logRequests(c *gin.Context) {
 		slog.String("method", c.Request.Method),
 		slog.String("route", route),
 		slog.Int("status", c.Writer.Status()),
-		slog.Duration("took", time.Since(start)),
+		slog.Float64("took_ms", float64(time.Since(start).Microseconds())/1000),
 	}, *attrs...)...)
 }
 
