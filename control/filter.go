@@ -139,7 +139,8 @@ func onlyKeys(o map[string]any, path string, known ...string) error {
 	return p.err()
 }
 
-// spreadKeys returns the query keys of the spread form: filters[...].
+// spreadKeys returns the query keys of the spread form, filters[...], in
+// one order whatever the map's, so that a query always means the same.
 func spreadKeys(q url.Values) []string {
 	var keys []string
 	for k := range q {
@@ -147,6 +148,7 @@ func spreadKeys(q url.Values) []string {
 			keys = append(keys, k)
 		}
 	}
+	sort.Strings(keys)
 	return keys
 }
 

@@ -151,3 +151,16 @@ func FuzzParseMeasureInput(f *testing.F) {
 		}
 	})
 }
+
+// TestParseFiltersIsDeterministic: the same query gives the same answer
+// every time, whatever order Go's maps visit its keys in.
+func TestParseFiltersIsDeterministic(t *testing.T) {
+	q, _ := url.ParseQuery("filters[operator]=overlaps&filters[name]=tags&filters[values]=b&filters[values][0]=a")
+	first, firstErr := ParseFilters(q)
+	for range 50 {
+		got, err := ParseFilters(q)
+		if !reflect.DeepEqual(got, first) || (err == nil) != (firstErr == nil) {
+			t.Fatalf("%+v, %v then %+v, %v", first, firstErr, got, err)
+		}
+	}
+}
