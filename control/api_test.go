@@ -86,7 +86,7 @@ func newTestEnv(t *testing.T, env Env, opts ...envOption) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.db.Close() })
-	e.svc = NewService(env, e.db, e.media, Clock{Now: e.clock.now, Location: so.Location})
+	e.svc = NewService(env, e.db, e.media)
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Now: e.clock.now})
 	return e

@@ -33,7 +33,7 @@ func benchAPI(b *testing.B, dir string) (*API, *storage.DB, *Service) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := NewService(Production, db, media, Clock{})
+	svc := NewService(Production, db, media)
 	var minutes atomic.Int64
 	api := NewAPI(svc, Options{Now: func() time.Time { return time.Unix(minutes.Add(60), 0) }})
 	return api, db, svc

@@ -14,7 +14,7 @@ func (a *API) createMeasure(c *gin.Context, client storage.Client) error {
 	if err != nil {
 		return err
 	}
-	in, err := ParseMeasureInput(body, a.svc.Today())
+	in, err := ParseMeasureInput(body, a.svc.Now())
 	if err != nil {
 		return err
 	}

@@ -308,3 +308,20 @@ func jsonFields(t *testing.T, v any) []string {
 	slices.Sort(names)
 	return names
 }
+
+// TestDateOfBirthOnTheConfiguredCalendar: at 12:00 UTC on 2026-06-01 it is
+// already 2026-06-02 in Kiritimati (UTC+14), where someone born on
+// 2008-06-02 turns 18; in UTC they are still 17 (TestCreateMeasureValidation).
+func TestDateOfBirthOnTheConfiguredCalendar(t *testing.T) {
+	kiritimati, err := time.LoadLocation("Pacific/Kiritimati")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEnv(t, Production, withLocation(kiritimati))
+	_, key := e.client("acme")
+	r := e.do("POST", "/measures", key, `{"userData":{"dateOfBirth":"2008-06-02"}}`)
+	wantStatus(t, r, http.StatusCreated)
+	if age := r.json(t)["userData"].(map[string]any)["age"]; age != 18.0 {
+		t.Fatalf("age %v", age)
+	}
+}

@@ -44,35 +44,20 @@ type Service struct {
 	env   Env
 	db    *storage.DB
 	media storage.Media
-	now   func() time.Time
-	loc   *time.Location
 }
 
-// Clock is where a Service reads the time: the same clock and calendar as
-// its store (storage.Options).
-type Clock struct {
-	Now      func() time.Time // nil: time.Now
-	Location *time.Location   // nil: UTC
-}
-
-// NewService returns the control plane of env over db and media.
-func NewService(env Env, db *storage.DB, media storage.Media, clock Clock) *Service {
-	s := &Service{env: env, db: db, media: media, now: clock.Now, loc: clock.Location}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.loc == nil {
-		s.loc = time.UTC
-	}
-	return s
+// NewService returns the control plane of env over db and media. Its clock
+// and calendar are the store's (storage.Options).
+func NewService(env Env, db *storage.DB, media storage.Media) *Service {
+	return &Service{env: env, db: db, media: media}
 }
 
 // Env is the service's environment.
 func (s *Service) Env() Env { return s.env }
 
-// Today is the current time on the configured calendar, for dates such as a
-// date of birth.
-func (s *Service) Today() time.Time { return s.now().In(s.loc) }
+// Now is the store's time on its calendar, which turns a date of birth
+// into an age.
+func (s *Service) Now() time.Time { return s.db.Now() }
 
 // parseID checks a resource id: a UUID in its canonical 36-character form
 // (any case). A malformed id is Invalid, before any lookup.

@@ -170,6 +170,10 @@ func millis(t time.Time) int64 { return t.UnixMilli() }
 // fromMillis reads a time stored by millis, in UTC.
 func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
+// Now is the time on the store's clock, in its time zone: the calendar on
+// which the rules count days (a token's days, a date of birth).
+func (db *DB) Now() time.Time { return db.now().In(db.loc) }
+
 // stamp reads the clock truncated to the millisecond, so that what is stored
 // and what is answered are the same instant.
 func (db *DB) stamp() time.Time { return fromMillis(db.now().UnixMilli()) }

@@ -211,7 +211,7 @@ func openEnvironment(ctx context.Context, dataDir string, env control.Env, loc *
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", env, err)
 	}
-	return control.NewService(env, db, media, control.Clock{Location: loc}), db, nil
+	return control.NewService(env, db, media), db, nil
 }
 
 func newLogger(w io.Writer, cfg *serveConfig) (*slog.Logger, error) {
