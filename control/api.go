@@ -112,6 +112,7 @@ func NewAPI(svc *Service, opts Options) *API {
 	return a
 }
 
+// ServeHTTP serves the API and the mounted routes.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.engine.ServeHTTP(w, r) }
 
 // mounted adapts a mounted handler: Gin's path parameters become
@@ -125,10 +126,8 @@ func mounted(h http.Handler) gin.HandlerFunc {
 	}
 }
 
-// Keys of values kept on a request's gin.Context.
-const (
-	clientKey = "pulsewire.client"
-)
+// clientKey keeps the authenticated client on a request's gin.Context.
+const clientKey = "pulsewire.client"
 
 // handle adapts a handler of an authenticated route, which returns its
 // error for fail to answer.
