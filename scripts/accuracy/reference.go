@@ -64,11 +64,10 @@ func rPeaks(ecg []float64, rateHz float64) []float64 {
 // the median of their window are dropped; when more than a tenth are
 // dropped the ECG is too noisy to serve as reference and hrv is NaN.
 func rrReference(peaks []float64, from, to float64) (hr, rmssd float64) {
-	var rr, at []float64
+	var rr []float64
 	for i := 1; i < len(peaks); i++ {
 		if peaks[i-1] >= from && peaks[i] < to {
 			rr = append(rr, peaks[i]-peaks[i-1])
-			at = append(at, peaks[i])
 		}
 	}
 	if len(rr) < 10 {

@@ -1,0 +1,70 @@
+package dsp
+
+import (
+	"errors"
+	"image"
+	"slices"
+
+	"github.com/pulsewire/pulsewire/dsp/face"
+)
+
+// AnalyzeImages analyses still images (the images route, SPEC 4.2.2): faceBmi
+// from the face geometry, the median over the images that give an estimate
+// (face.EstimateBMI documents the method and its limits), and the
+// person-data variables (bmi, bpClass, healthScore). Every pulse-derived
+// variable answers MISSING_CAPTURES and signal is null. Decoding the files,
+// and the codes for files that cannot be decoded (INVALID_IMAGE_TYPE,
+// EXCEEDING_MAX_IMAGE, INVALID_IMAGE_SIZE), belong to the caller.
+func AnalyzeImages(c *face.Cascade, imgs []image.Image, in Inputs) Result {
+	res := missingCaptures(&in)
+	res.Signal = nil
+	if !in.wants(FaceBMI) {
+		return res
+	}
+	var values []float64
+	reason := Code("")
+	for _, img := range imgs {
+		if img == nil {
+			continue
+		}
+		v, _, err := face.EstimateBMI(c, img)
+		if err == nil {
+			values = append(values, v)
+			continue
+		}
+		if r := faceBMICode(err); rank(r) > rank(reason) {
+			reason = r
+		}
+	}
+	switch {
+	case len(values) > 0:
+		res.Variables[FaceBMI] = ok(round(median(values), 1))
+	case reason == "":
+		res.Variables[FaceBMI] = fail(MissingImage)
+	default:
+		res.Variables[FaceBMI] = fail(reason)
+	}
+	return res
+}
+
+// faceBMICode maps why face.EstimateBMI gave no value to a variable code:
+// no face and a face too small are capture problems the person can fix; a
+// face the method cannot read (turned, outline lost in the background) is
+// a failure of the processor; an implausible result is out of range.
+func faceBMICode(err error) Code {
+	switch {
+	case errors.Is(err, face.ErrNoFace):
+		return ConformityFacePresence
+	case errors.Is(err, face.ErrFaceTooSmall):
+		return ConformityFaceSize
+	case errors.Is(err, face.ErrOutOfRange):
+		return OutOfRange
+	}
+	return ProcessorFail
+}
+
+// rank orders the faceBmi failure codes by how far the estimate got, so
+// that with several images the most telling reason is reported.
+func rank(c Code) int {
+	return slices.Index([]Code{"", ConformityFacePresence, ConformityFaceSize, ProcessorFail, OutOfRange}, c)
+}
