@@ -24,7 +24,7 @@ const (
 	detectRows = 240
 	// localFace is the face size, in grayscale pixels, of a re-check around
 	// the tracked box; the window around the box is averaged down to it.
-	localFace = 64
+	localFace = 48
 	// minFrameSide is the smallest frame, in pixels, the tracker works on:
 	// below it no face is big enough for the detector.
 	minFrameSide = 48
