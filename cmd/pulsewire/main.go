@@ -22,6 +22,7 @@ type command struct {
 var commands = []command{
 	{"serve", "serve the Production and Test APIs", runServe},
 	{"client", "create, list, update and deactivate clients (API keys)", runClient},
+	{"analyze", "measure a video, images or a signal file offline and print the result", runAnalyze},
 }
 
 func main() {
