@@ -40,9 +40,9 @@ var imageTypes = map[string]media.ImageFormat{
 }
 
 // imagesSource: POST /measures/rppg/images and /measures/{id}/rppg/images
-// (SPEC 4.2.2). faceBmi comes from the images, bmi (and bpClass and
-// healthScore) from the person's data; every pulse variable is
-// MISSING_CAPTURES and signal is null.
+// (SPEC 4.2.2). faceBmi comes from the images and bmi from the person's
+// weight and height; every other variable is MISSING_CAPTURES and signal
+// is null.
 //
 // Images that break the route's rules do not fail the request: faceBmi
 // carries the code of SPEC 2.3 that names the rule, and the other
@@ -137,9 +137,10 @@ func (s *imagesSource) analyze(ctx context.Context, t tools, store mediaStore, i
 
 // AnalyzeStills measures one to three still images, each read whole by its
 // open function and decoded by dsp/media (type from the content, pixel limit
-// checked before decoding): faceBmi from the face geometry, the
-// person-data variables from in (dsp.AnalyzeImages). An image that cannot
-// be decoded is no error: faceBmi carries INVALID_IMAGE_TYPE, or
+// checked before decoding): faceBmi from the face geometry
+// (dsp.AnalyzeImages), bmi from the person's weight and height, and every
+// other variable MISSING_CAPTURES (stillsOnly). An image that cannot be
+// decoded is no error: faceBmi carries INVALID_IMAGE_TYPE, or
 // INVALID_IMAGE_SIZE for one over the byte or pixel limit. It is the path of
 // the images route and of pulsewire analyze.
 func AnalyzeStills(ctx context.Context, c *face.Cascade, open []func() (io.ReadCloser, error), in dsp.Inputs) (dsp.Result, error) {
@@ -163,7 +164,23 @@ func AnalyzeStills(ctx context.Context, c *face.Cascade, open []func() (io.ReadC
 		}
 		imgs = append(imgs, img)
 	}
-	return dsp.AnalyzeImages(c, imgs, in), nil
+	return stillsOnly(dsp.AnalyzeImages(c, imgs, in)), nil
+}
+
+// fromStills are the variables still images yield (SPEC 4.2.2: "only
+// faceBmi is computed, plus bmi").
+var fromStills = []string{dsp.FaceBMI, dsp.BMI}
+
+// stillsOnly keeps the variables of res that still images yield; every
+// other one, bpClass and healthScore included though they could be
+// estimated from the person's data alone, is MISSING_CAPTURES.
+func stillsOnly(res dsp.Result) dsp.Result {
+	for name := range res.Variables {
+		if !slices.Contains(fromStills, name) {
+			res.Variables[name] = dsp.Variable{Error: dsp.MissingCaptures}
+		}
+	}
+	return res
 }
 
 // readAll reads what open gives, at most limit bytes (errCapped beyond).
@@ -177,9 +194,9 @@ func readAll(open func() (io.ReadCloser, error), limit int64) ([]byte, error) {
 }
 
 // imagesRefused is the result of images that broke a rule: faceBmi carries
-// code, the person-data variables are computed as usual.
+// code, bmi is computed as usual.
 func imagesRefused(c *face.Cascade, in dsp.Inputs, code dsp.Code) dsp.Result {
-	res := dsp.AnalyzeImages(c, nil, in)
+	res := stillsOnly(dsp.AnalyzeImages(c, nil, in))
 	if _, wanted := res.Variables[dsp.FaceBMI]; wanted {
 		res.Variables[dsp.FaceBMI] = dsp.Variable{Error: code}
 	}

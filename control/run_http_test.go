@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -219,11 +220,15 @@ func TestMultipartInputs(t *testing.T) {
 		for i := range tags {
 			tags[i] = fmt.Sprint("t", i)
 		}
-		r, _ := e.upload("/measures/rppg/images", key,
+		grey, err := os.ReadFile(lavfi(t, "grey-1s.mp4", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := e.upload("/measures/rppg/video", key,
 			field("desiredVariables", "faceBmi"), field("desiredVariables", "bmi, hr,bpClass"), field("unwantedVariables", "hr"),
 			field("tags", strings.Join(tags, ",")), field("tags", "last"), field("computeOptions", `{"bpClass":{"scale":2}}`),
 			field("userData[weight]", "70"), field("userData[height]", "175"), field("userData[age]", "50"), field("userData[sex]", "M"),
-			image())
+			file("video", "video/mp4", grey))
 		wantStatus(t, r, http.StatusCreated)
 		m := e.measureOf(r)
 		if !slices.Equal(m.ReturnedVariables, []string{"bpClass", "bmi", "faceBmi"}) || len(m.Variables) != 3 {
@@ -248,7 +253,10 @@ func TestImagesRun(t *testing.T) {
 	photo := facePhoto(t)
 	e := newTestEnv(t, Production)
 	_, key := e.client("acme")
-	person := func() []part { return []part{field("userData[weight]", "70"), field("userData[height]", "175")} }
+	person := func() []part {
+		return []part{field("userData[weight]", "70"), field("userData[height]", "175"), field("userData[age]", "50"),
+			field("userData[sex]", "F"), field("userData[smokingStatus]", "smoker")}
+	}
 	run := func(t *testing.T, parts ...part) measureOf {
 		t.Helper()
 		r, _ := e.upload("/measures/rppg/images", key, append(person(), parts...)...)
@@ -257,7 +265,7 @@ func TestImagesRun(t *testing.T) {
 		if string(m.Variables["bmi"].Value) != "22.9" || m.Signal != nil {
 			t.Fatalf("bmi %s, signal %v: %s", m.Variables["bmi"].Value, m.Signal, r.body)
 		}
-		for _, name := range []string{"hr", "br", "hrv", "strs", "physicalAge"} {
+		for _, name := range []string{"hr", "br", "hrv", "strs", "physicalAge", "bp", "bpClass", "healthScore"} {
 			if c := m.Variables[name].code(); c != "MISSING_CAPTURES" {
 				t.Fatalf("%s: %s, want MISSING_CAPTURES", name, c)
 			}
@@ -275,6 +283,16 @@ func TestImagesRun(t *testing.T) {
 		t.Fatalf("stored %v", files)
 	}
 
+	// A HEIC photo, made with libheif's encoder (the decoder the service
+	// runs comes from the same Debian package).
+	heic := filepath.Join(t.TempDir(), "face.heic")
+	if out, err := exec.Command("heif-enc", "-q", "90", "-o", heic, "../scripts/synth/clip/photo/face.jpg").CombinedOutput(); err != nil {
+		t.Fatalf("heif-enc: %v: %s", err, out)
+	}
+	heicData, err := os.ReadFile(heic)
+	if err != nil {
+		t.Fatal(err)
+	}
 	small := grey(t, 32, 32)
 	corrupt := padTo(t, append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, bytes.Repeat([]byte("garbage "), 100)...), 5000)
 	// A PNG whose header claims 20000x20000 pixels: refused from the header
@@ -285,6 +303,8 @@ func TestImagesRun(t *testing.T) {
 		images []part
 		code   string // of faceBmi; "" for a value
 	}{
+		{"heic", []part{file("images", "image/heic", heicData)}, ""},
+		{"heic declared jpeg", []part{file("images", "image/jpeg", heicData)}, "INVALID_IMAGE_TYPE"},
 		{"three images", []part{file("images", "image/jpeg", photo), file("images", "image/jpg", photo), file("images", "image/jpeg", photo)}, ""},
 		{"four images", []part{file("images", "image/jpeg", photo), file("images", "image/jpeg", photo), file("images", "image/jpeg", photo), file("images", "image/jpeg", photo)}, "EXCEEDING_MAX_IMAGE"},
 		{"4 KB", []part{file("images", "image/jpeg", padTo(t, small, minImageBytes))}, "CONFORMITY_FACE_PRESENCE"},
