@@ -49,17 +49,25 @@ func removeFixtures() {
 // without the race detector: drawing the frames in this test binary takes
 // several times longer under -race.
 var faceClip = sync.OnceValues(func() (string, error) {
-	path, err := fixture("face.mp4")
+	return synth("face.mp4", "-size", "320x240", "-seconds", "12", "-hr", "84", "-seed", "3", "-amplitude", "0.012", "-crf", "18")
+})
+
+// synth writes a shared clip with the synth command and its flags, once
+// per name.
+func synth(name string, flags ...string) (string, error) {
+	path, err := fixture(name)
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.Command("go", "run", "../scripts/synth", "-o", path, "-size", "320x240", "-seconds", "12",
-		"-hr", "84", "-seed", "3", "-amplitude", "0.012", "-crf", "18").CombinedOutput()
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	out, err := exec.Command("go", append([]string{"run", "../scripts/synth", "-o", path}, flags...)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("synth: %v: %s", err, out)
 	}
 	return path, nil
-})
+}
 
 // faceVideo returns faceClip's file and ground truth.
 func faceVideo(t *testing.T) (string, clip.Truth) {

@@ -211,6 +211,15 @@ func TestMultipartInputs(t *testing.T) {
 			e.noTrace(key)
 		})
 	}
+	t.Run("input parts over 1 MiB", func(t *testing.T) {
+		// Each part costs its value and partOverhead bytes.
+		at := strings.Repeat("x", maxFormFields-partOverhead)
+		r, _ := e.upload("/measures/rppg/images", key, field("colour", at), image())
+		wantMessage(t, r, `part \"colour\" should not exist`)
+		r, _ = e.upload("/measures/rppg/images", key, field("colour", at+"x"), image())
+		wantStatus(t, r, http.StatusRequestEntityTooLarge)
+		e.noTrace(key)
+	})
 	t.Run("not multipart", func(t *testing.T) {
 		wantMessage(t, e.send("/measures/rppg/images", key, "application/json", strings.NewReader(`{}`)), "the body must be multipart/form-data")
 		e.noTrace(key)
@@ -404,6 +413,15 @@ func TestCapturesRun(t *testing.T) {
 			e.noTrace(key)
 		})
 	}
+	t.Run("crop pixels", func(t *testing.T) {
+		// 1500x1400 is exactly the limit of 2,100,000 pixels.
+		r, _ := e.upload("/measures/rppg/captures", key, file("captures", "image/jpeg", grey(t, 1500, 1400)), stamps(times[:1]))
+		wantStatus(t, r, http.StatusCreated)
+		wantStatus(t, e.do("DELETE", "/measures/"+e.measureOf(r).ID, key, nil), http.StatusOK)
+		r, _ = e.upload("/measures/rppg/captures", key, file("captures", "image/jpeg", grey(t, 1501, 1400)), stamps(times[:1]))
+		wantMessage(t, r, "captures.0 has more than 2100000 pixels")
+		e.noTrace(key)
+	})
 	t.Run("crop over 2 MiB", func(t *testing.T) {
 		r, _ := e.upload("/measures/rppg/captures", key, file("captures", "image/jpeg", padTo(t, crops[0], maxCaptureBytes+1)), stamps(times[:1]))
 		wantStatus(t, r, http.StatusRequestEntityTooLarge)
