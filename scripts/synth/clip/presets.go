@@ -21,7 +21,7 @@ func Presets() []Preset {
 	lights := []struct {
 		name  string
 		value float64
-	}{{"bright", 1.1}, {"normal", 0.8}, {"dim", 0.5}, {"dark", 0.3}}
+	}{{"bright", 1}, {"normal", 0.8}, {"dim", 0.5}, {"dark", 0.3}}
 	crfs := []int{18, 20, 22, 24, 26, 28}
 	formats := []string{"mp4", "webm", "mov", "avi", "mp4", "mov"}
 	amplitudes := []float64{0.006, 0.004, 0.008}
