@@ -170,7 +170,7 @@ func TestVitalsGuidance(t *testing.T) {
 }
 
 var photoOnce = sync.OnceValues(func() (image.Image, error) {
-	f, err := os.Open("../scripts/synth/photo/face.jpg")
+	f, err := os.Open("../scripts/synth/clip/photo/face.jpg")
 	if err != nil {
 		return nil, err
 	}
