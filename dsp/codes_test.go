@@ -31,35 +31,39 @@ func TestSignalCodes(t *testing.T) {
 		return s
 	}
 	for _, tc := range []struct {
-		name string
-		s    testsignal.Signal
-		in   Inputs
-		v    string
-		want Code
+		name        string
+		s           testsignal.Signal
+		in          Inputs
+		v           string
+		want        Code
+		contactOnly bool // the camera route's narrower wave still shows the weak beats
 	}{
-		{"empty upload", testsignal.Signal{}, Inputs{}, HR, MissingSignal},
-		{"one sample", testsignal.Signal{T: []float64{0}, I: []float64{1}, R: []float64{1}, G: []float64{1}, B: []float64{1}}, Inputs{}, HR, MissingSignal},
-		{"10.5 s is enough for hr", with(func(c *testsignal.Config) { c.Seconds = 10.5 }), Inputs{}, HR, ""},
-		{"9.5 s is too short for hr", with(func(c *testsignal.Config) { c.Seconds = 9.5 }), Inputs{}, HR, ConformityInitialisation},
-		{"19 s is too short for br", with(func(c *testsignal.Config) { c.Seconds = 19 }), Inputs{}, BR, ConformityInitialisation},
-		{"13 fps is enough", with(func(c *testsignal.Config) { c.FPS = 13 }), Inputs{}, HR, ""},
-		{"11 fps is too few", with(func(c *testsignal.Config) { c.FPS = 11 }), Inputs{}, HR, ConformityLowFPS},
-		{"15% frames dropped is fine", with(func(c *testsignal.Config) { c.Drop = 0.15 }), Inputs{}, HR, ""},
-		{"30% frames dropped", with(func(c *testsignal.Config) { c.Drop = 0.3 }), Inputs{}, HR, ConformityLowFPS},
-		{"noise has no pulse", noise(900), Inputs{}, HR, ConformityMissingSignal},
-		{"noise has no qualityScore either", noise(900), Inputs{}, "signal", ConformityMissingSignal},
-		{"erratic beats", with(func(c *testsignal.Config) { c.RMSSDms = 450 }), Inputs{}, HRV, BadRMSSD},
-		{"strs shares hrv's gate", with(func(c *testsignal.Config) { c.RMSSDms = 450 }), Inputs{}, Stress, BadRMSSD},
-		{"faceBmi needs an image", with(func(*testsignal.Config) {}), Inputs{}, FaceBMI, MissingImage},
-		{"bp needs an externalId", with(func(*testsignal.Config) {}), Inputs{}, BP, MissingUserDataExternalID},
-		{"bp needs a calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}}, BP, NotCalibrated},
-		{"bp with an impossible calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}, Calibration: &Calibration{SystoleMmHg: 70, DiastoleMmHg: 90}}, BP, OutOfRange},
+		{"empty upload", testsignal.Signal{}, Inputs{}, HR, MissingSignal, false},
+		{"one sample", testsignal.Signal{T: []float64{0}, I: []float64{1}, R: []float64{1}, G: []float64{1}, B: []float64{1}}, Inputs{}, HR, MissingSignal, false},
+		{"10.5 s is enough for hr", with(func(c *testsignal.Config) { c.Seconds = 10.5 }), Inputs{}, HR, "", false},
+		{"9.5 s is too short for hr", with(func(c *testsignal.Config) { c.Seconds = 9.5 }), Inputs{}, HR, ConformityInitialisation, false},
+		{"19 s is too short for br", with(func(c *testsignal.Config) { c.Seconds = 19 }), Inputs{}, BR, ConformityInitialisation, false},
+		{"13 fps is enough", with(func(c *testsignal.Config) { c.FPS = 13 }), Inputs{}, HR, "", false},
+		{"11 fps is too few", with(func(c *testsignal.Config) { c.FPS = 11 }), Inputs{}, HR, ConformityLowFPS, false},
+		{"15% frames dropped is fine", with(func(c *testsignal.Config) { c.Drop = 0.15 }), Inputs{}, HR, "", false},
+		{"30% frames dropped", with(func(c *testsignal.Config) { c.Drop = 0.3 }), Inputs{}, HR, ConformityLowFPS, false},
+		{"noise has no pulse", noise(900), Inputs{}, HR, ConformityMissingSignal, false},
+		{"noise has no qualityScore either", noise(900), Inputs{}, "signal", ConformityMissingSignal, false},
+		{"every third beat missed", with(func(c *testsignal.Config) { c.WeakEvery = 3 }), Inputs{}, HRV, BadRMSSD, true},
+		{"strs shares hrv's gate", with(func(c *testsignal.Config) { c.WeakEvery = 3 }), Inputs{}, Stress, BadRMSSD, true},
+		{"every tenth beat missed is rejected, not fatal", with(func(c *testsignal.Config) { c.WeakEvery = 10 }), Inputs{}, HRV, "", false},
+		{"a rhythm too irregular to track", with(func(c *testsignal.Config) { c.RMSSDms = 350 }), Inputs{}, HR, ConformityMissingSignal, false},
+		{"faceBmi needs an image", with(func(*testsignal.Config) {}), Inputs{}, FaceBMI, MissingImage, false},
+		{"bp needs an externalId", with(func(*testsignal.Config) {}), Inputs{}, BP, MissingUserDataExternalID, false},
+		{"bp needs a calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}}, BP, NotCalibrated, false},
+		{"bp with an impossible calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}, Calibration: &Calibration{SystoleMmHg: 70, DiastoleMmHg: 90}}, BP, OutOfRange, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for route, r := range map[string]Result{
-				"camera":  AnalyzeTrace(trace(tc.s), tc.in),
-				"contact": AnalyzePPG(ppg(tc.s), tc.in),
-			} {
+			results := map[string]Result{"contact": AnalyzePPG(ppg(tc.s), tc.in)}
+			if !tc.contactOnly {
+				results["camera"] = AnalyzeTrace(trace(tc.s), tc.in)
+			}
+			for route, r := range results {
 				got := Code("")
 				if tc.v == "signal" {
 					got = r.Signal.QualityScore.Error

@@ -34,6 +34,9 @@ type Config struct {
 	// Flicker adds an illumination oscillation at FlickerHz with relative
 	// depth FlickerDepth, common to all channels.
 	FlickerHz, FlickerDepth float64
+	// WeakEvery makes every n-th beat 20 times weaker (0: none): beats a
+	// detector misses, as in a poorly perfused or moving finger.
+	WeakEvery int
 }
 
 // Signal is a synthetic recording and its ground truth.
@@ -116,7 +119,11 @@ func Make(c Config) Signal {
 			}
 			T := feet[i+1] - feet[i]
 			ph := (t - feet[i]) / T
-			v += math.Exp(-sq((ph-peakPhase)/0.075)/2) + c.Notch*math.Exp(-sq((ph-0.45)/0.11)/2)
+			g := 1.0
+			if c.WeakEvery > 0 && i%c.WeakEvery == 0 {
+				g = 0.05
+			}
+			v += g * (math.Exp(-sq((ph-peakPhase)/0.075)/2) + c.Notch*math.Exp(-sq((ph-0.45)/0.11)/2))
 			if ph > 1.5 {
 				break
 			}
