@@ -43,13 +43,14 @@ const (
 	//
 	//	MinProminenceDB + ProminenceSpreadDB · sqrt(10 s / duration)
 	//
-	// 13 dB for 10 s, 9.2 dB for 30 s, 7.7 dB for 60 s. The SNR is fooled
+	// 17 dB for 10 s, 12.8 dB for 30 s, 11.1 dB for 60 s. The SNR is fooled
 	// by noise that piles up at one end of the band, as video compression
-	// and drift do; the prominence is not. Noise-only traces (white or
-	// random-walk, 15-60 fps) reach at most 12.4 dB at 12 s and 9.1 dB at
-	// 30 s; a 0.2% camera pulse in the same noise scores 11-13 dB at 30 s.
-	MinProminenceDB    = 4.0
-	ProminenceSpreadDB = 9.0
+	// and drift do; the prominence is not. Noise-only traces (white and two
+	// strengths of random walk, camera and contact, 15-60 fps; 540 per
+	// length) reached at most 16.3 dB at 12 s, 12.2 dB at 30 s and 11.2 dB
+	// at 60 s; a 0.2% camera pulse in the same noise scores 14-16 dB at 30 s.
+	MinProminenceDB    = 7.0
+	ProminenceSpreadDB = 10.0
 	// maxGridRateHz caps the analysis grid: contact sensors sampling faster
 	// gain nothing above 128 Hz for a wave band-limited to 8 Hz.
 	maxGridRateHz = 128.0

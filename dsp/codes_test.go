@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/pulsewire/pulsewire/dsp/beats"
 	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
 )
 
@@ -49,10 +50,9 @@ func TestSignalCodes(t *testing.T) {
 		{"30% frames dropped", with(func(c *testsignal.Config) { c.Drop = 0.3 }), Inputs{}, HR, ConformityLowFPS, false},
 		{"noise has no pulse", noise(900), Inputs{}, HR, ConformityMissingSignal, false},
 		{"noise has no qualityScore either", noise(900), Inputs{}, "signal", ConformityMissingSignal, false},
-		{"every third beat missed", with(func(c *testsignal.Config) { c.WeakEvery = 3 }), Inputs{}, HRV, BadRMSSD, true},
-		{"strs shares hrv's gate", with(func(c *testsignal.Config) { c.WeakEvery = 3 }), Inputs{}, Stress, BadRMSSD, true},
-		{"every tenth beat missed is rejected, not fatal", with(func(c *testsignal.Config) { c.WeakEvery = 10 }), Inputs{}, HRV, "", false},
+		{"every tenth beat premature is rejected, not fatal", with(func(c *testsignal.Config) { c.EctopicEvery = 10 }), Inputs{}, HRV, "", false},
 		{"a rhythm too irregular to track", with(func(c *testsignal.Config) { c.RMSSDms = 350 }), Inputs{}, HR, ConformityMissingSignal, false},
+		{"every third beat premature: no steady rhythm", with(func(c *testsignal.Config) { c.EctopicEvery = 3 }), Inputs{}, HR, ConformityMissingSignal, false},
 		{"faceBmi needs an image", with(func(*testsignal.Config) {}), Inputs{}, FaceBMI, MissingImage, false},
 		{"bp needs an externalId", with(func(*testsignal.Config) {}), Inputs{}, BP, MissingUserDataExternalID, false},
 		{"bp needs a calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}}, BP, NotCalibrated, false},
@@ -159,5 +159,42 @@ func TestCalibratedBP(t *testing.T) {
 	}
 	if r.Features == nil || r.Features.HeartRateBpm < 79 || r.Features.HeartRateBpm > 81 {
 		t.Errorf("features %+v", r.Features)
+	}
+}
+
+// TestHRVGate checks each BAD_RMSSD rule at its edge and one step past it,
+// on interval series built to measure.
+func TestHRVGate(t *testing.T) {
+	// series returns n intervals alternating a-d and a+d seconds (RMSSD 2d)
+	// of which the listed ones are not NN.
+	series := func(n int, a, d float64, bad ...int) []beats.Interval {
+		iv := make([]beats.Interval, n)
+		for i := range iv {
+			iv[i] = beats.Interval{S: a + d*float64(2*(i%2)-1), NN: true}
+		}
+		for _, b := range bad {
+			iv[b].NN = false
+		}
+		return iv
+	}
+	for _, tc := range []struct {
+		name string
+		iv   []beats.Interval
+		want Code
+	}{
+		{"10 NN pairs", series(11, 0.8, 0.02), ""},
+		{"9 NN pairs", series(10, 0.8, 0.02), BadRMSSD},
+		{"60% NN", series(30, 0.8, 0.02, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), ""},
+		{"57% NN", series(30, 0.8, 0.02, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), BadRMSSD},
+		{"RMSSD 248 ms", series(30, 0.9, 0.124), ""},
+		{"RMSSD 252 ms", series(30, 0.9, 0.126), BadRMSSD},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pa := pulseAnalysis{seconds: 30, iv: tc.iv, nn: beats.Stats(tc.iv)}
+			hrv, strs := hrvVariables(&pa)
+			if hrv.Error != tc.want || (tc.want != "" && strs.Error != tc.want) {
+				t.Errorf("hrv %+v strs %+v (stats %+v), want %q", hrv, strs, pa.nn, tc.want)
+			}
+		})
 	}
 }

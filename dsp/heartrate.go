@@ -30,9 +30,11 @@ const (
 	// fundamental.
 	harmonicBonus = 1.0
 	// whitenHalfHz: the noise floor under a frequency is the median power
-	// within ±0.4 Hz (±24 bpm), wide enough that a pulse peak, spread over
-	// ±0.2 Hz by a 10 s window, is a minority of it.
-	whitenHalfHz = 0.4
+	// within ±0.8 Hz (±48 bpm), wide enough that a pulse peak, spread over
+	// ±0.2 Hz by a 10 s window and as much again by heart-rate variability,
+	// stays a minority of it (with ±0.4 Hz a fast, variable pulse raised
+	// its own floor and lost to noise).
+	whitenHalfHz = 0.8
 )
 
 // rateTrack is the heart rate followed through a pulse wave.

@@ -9,7 +9,9 @@ import "slices"
 // compression leaves steps and slow drifts whose power piles up at low
 // frequencies), and a raw spectrum would let that slope outbid a pulse.
 // The median ignores the peak itself when the peak is narrower than the
-// window. The floor is evaluated every halfHz/8 and interpolated.
+// window. The floor is evaluated every halfHz/8 and interpolated, each
+// median over every fourth bin (FFTLen pads at least fourfold, so
+// neighbouring bins carry the same information).
 func Whiten(dst, s *Spectrum, loHz, hiHz, halfHz float64) {
 	if cap(dst.Power) < len(s.Power) {
 		dst.Power = make([]float64, len(s.Power))
@@ -23,7 +25,7 @@ func Whiten(dst, s *Spectrum, loHz, hiHz, halfHz float64) {
 	var buf []float64
 	floor := func(k int) float64 {
 		buf = buf[:0]
-		for j := max(0, k-half); j <= min(len(s.Power)-1, k+half); j++ {
+		for j := max(0, k-half); j <= min(len(s.Power)-1, k+half); j += 4 {
 			buf = append(buf, s.Power[j])
 		}
 		slices.Sort(buf)
