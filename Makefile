@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/pulsewire
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test check bench accuracy deps-run deps-test clean
+.PHONY: all build run test check bench accuracy synth deps-run deps-test clean
 
 all: check test
 
@@ -37,6 +37,10 @@ bench: deps-test
 ## accuracy: accuracy evaluation on synthetic clips and the real recordings in ../shared/data
 accuracy: deps-run
 	$(GO) run ./scripts/accuracy
+
+## synth: write the synthetic benchmark clips and their ground truth into scripts/out/synth
+synth: deps-run
+	$(GO) run ./scripts/synth -presets -out scripts/out/synth
 
 clean:
 	rm -rf bin

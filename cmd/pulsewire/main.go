@@ -19,7 +19,11 @@ type command struct {
 }
 
 // commands lists the subcommands in the order the help shows them.
-var commands = []command{}
+var commands = []command{
+	{"serve", "serve the Production and Test APIs", runServe},
+	{"client", "create, list, update and deactivate clients (API keys)", runClient},
+	{"analyze", "measure a video, images or a signal file offline and print the result", runAnalyze},
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -24,7 +24,7 @@ const (
 	detectRows = 240
 	// localFace is the face size, in grayscale pixels, of a re-check around
 	// the tracked box; the window around the box is averaged down to it.
-	localFace = 64
+	localFace = 48
 	// minFrameSide is the smallest frame, in pixels, the tracker works on:
 	// below it no face is big enough for the detector.
 	minFrameSide = 48
@@ -56,17 +56,17 @@ type Tracker struct {
 	acc    []uint32
 	hits   []hit
 
-	found          bool
-	cx, cy, size   float64 // box centre and side, frame pixels
-	sinceDetect    int
-	sinceSearch    int
-	misses         int
-	motion         matcher
-	skin           skinModel
-	chroma         chromaHist
-	regions        [NumRegions]colourHist
-	justAcquired   bool
-	detectedThisFr bool
+	found        bool
+	cx, cy, size float64 // box centre and side, frame pixels
+	sinceDetect  int
+	sinceSearch  int
+	misses       int
+	motion       matcher
+	skin         skinModel
+	chroma       chromaHist
+	regions      [NumRegions]colourHist
+	justAcquired bool
+	detected     bool
 }
 
 // NewTracker returns a tracker that detects faces with c.
@@ -100,7 +100,7 @@ func (t *Tracker) Observe(img image.Image) Observation {
 	t.origin = img.Bounds().Min
 	obs.SceneLuma = f.sceneLuma(4)
 
-	t.justAcquired, t.detectedThisFr = false, false
+	t.justAcquired, t.detected = false, false
 	if t.found {
 		if dx, dy, ok := t.motion.track(f); ok {
 			t.cx += dx
@@ -112,10 +112,11 @@ func (t *Tracker) Observe(img image.Image) Observation {
 			t.recheck(f)
 		}
 	} else {
-		t.sinceSearch++
-		if t.sinceSearch >= searchEvery || t.sinceSearch == 1 {
+		// At once when the face is lost, then every searchEvery frames.
+		if t.sinceSearch == 0 || t.sinceSearch >= searchEvery {
 			t.search(f)
 		}
+		t.sinceSearch++
 	}
 	if !t.found {
 		return obs
@@ -130,7 +131,7 @@ func (t *Tracker) Observe(img image.Image) Observation {
 
 // search scans the whole frame for the largest face.
 func (t *Tracker) search(f frame) {
-	t.sinceSearch = 1
+	t.sinceSearch = 0
 	k := max(1, (min(f.w, f.h)+detectRows/2)/detectRows)
 	gw, gh := f.w/k, f.h/k
 	cx, cy, size, ok := t.detect(f, window{0, 0, gw, gh, k},
@@ -139,7 +140,7 @@ func (t *Tracker) search(f frame) {
 		return
 	}
 	t.cx, t.cy, t.size = cx, cy, size
-	t.found, t.justAcquired, t.detectedThisFr = true, true, true
+	t.found, t.justAcquired, t.detected = true, true, true
 	t.sinceDetect, t.misses = 0, 0
 	t.skin = skinModel{}
 }
@@ -187,7 +188,7 @@ func (t *Tracker) recheck(f frame) {
 		return
 	}
 	t.misses = 0
-	t.detectedThisFr = true
+	t.detected = true
 	if math.Hypot(cx-t.cx, cy-t.cy) > jumpDistance*t.size || math.Abs(size/t.size-1) > jumpSize {
 		t.cx, t.cy, t.size = cx, cy, size
 		t.justAcquired = true
@@ -228,7 +229,7 @@ func (t *Tracker) measure(f frame, obs *Observation) {
 	}
 	// Refit the skin model whenever the detector confirms the face, before
 	// the pixels are classified.
-	if t.detectedThisFr || !t.skin.ready {
+	if t.detected || !t.skin.ready {
 		t.chroma = chromaHist{}
 		for _, rc := range rects {
 			f.each(rc, func(_, _, _, y, cb, cr uint8) { t.chroma.add(y, cb, cr) })
@@ -252,7 +253,7 @@ func (t *Tracker) measure(f frame, obs *Observation) {
 	m := all.mean()
 	half := t.size / 2
 	obs.Face = true
-	obs.Detected = t.detectedThisFr
+	obs.Detected = t.detected
 	obs.Box = image.Rect(int(t.cx-half+0.5), int(t.cy-half+0.5), int(t.cx+half+0.5), int(t.cy+half+0.5)).Add(t.origin)
 	obs.FaceFraction = t.size / float64(f.h)
 	obs.R, obs.G, obs.B, obs.SkinPixels = m.R, m.G, m.B, m.Pixels

@@ -14,5 +14,6 @@
 // down by ffmpeg with area-accurate scaling (the tiny skin colour changes of
 // the pulse survive it, where nearest or bilinear scaling adds aliasing), with
 // each frame's presentation time from the container, so variable frame rates
-// keep their real timing. Memory stays bounded: one frame buffer is reused.
+// keep their real timing. Memory stays bounded: three frame buffers are
+// reused, so ffmpeg can decode ahead while the caller works on a frame.
 package media

@@ -81,7 +81,7 @@ type Frame struct {
 // VideoInfo summarises a finished decode.
 type VideoInfo struct {
 	Container     Container
-	Frames        int
+	Frames        int           // delivered to the callback
 	Width, Height int           // of the delivered frames
 	LastTime      time.Duration // Time of the last frame
 }
@@ -230,7 +230,7 @@ func run(ctx context.Context, c Container, input string, stdin io.Reader, opt Vi
 	}
 
 	info := VideoInfo{Container: c}
-	deliverErr := deliver(ctx, stdout, log, opt, fn, &info)
+	deliverErr := deliver(ctx, cancel, stdout, log, opt, fn, &info)
 	if deliverErr != nil {
 		cancel() // stop ffmpeg; its exit status no longer matters
 	}
@@ -262,49 +262,109 @@ func run(ctx context.Context, c Container, input string, stdin io.Reader, opt Vi
 	return info, nil
 }
 
-// deliver reads frames from ffmpeg's stdout, pairs each with its logged
-// timestamp and hands it to fn.
-func deliver(ctx context.Context, stdout io.Reader, log *ffmpegLog, opt VideoOptions, fn func(Frame) error, info *VideoInfo) error {
-	var img *image.RGBA
+// readAhead is how many decoded frames may wait for the callback. While fn
+// works on one frame a goroutine reads the next from the pipe, so ffmpeg
+// keeps decoding on the other core instead of blocking on a full pipe.
+const readAhead = 2
+
+// decoded is one frame read from ffmpeg, waiting for the callback.
+type decoded struct {
+	img *image.RGBA
+	f   Frame
+}
+
+// deliver hands ffmpeg's frames to fn in order. A reader goroutine, which
+// deliver waits for, fills at most readAhead+1 reused buffers. When fn fails
+// deliver calls kill, so a reader blocked on the pipe is released.
+func deliver(ctx context.Context, kill func(), stdout io.Reader, log *ffmpegLog, opt VideoOptions, fn func(Frame) error, info *VideoInfo) error {
+	full := make(chan decoded, readAhead)
+	free := make(chan *image.RGBA, readAhead+1)
+	stop := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(full)
+		readErr <- readFrames(ctx, stdout, log, opt, info, free, full, stop)
+	}()
+	var err error
+	for d := range full {
+		if err = fn(d.f); err != nil {
+			break
+		}
+		info.Frames++
+		info.LastTime = d.f.Time
+		free <- d.img
+	}
+	close(stop)
+	if err != nil {
+		kill()
+	}
+	for range full {
+		// Wait for the reader to see stop.
+	}
+	if err != nil {
+		return err
+	}
+	return <-readErr
+}
+
+// readFrames pairs each logged frame with its pixels from stdout and sends
+// them on full, taking buffers from free (allocating up to its capacity).
+// It returns nil when ffmpeg's output ends, when stop closes or the context
+// ends (run reports why), and an error for output that breaks the limits.
+// It sets info's frame size.
+func readFrames(ctx context.Context, stdout io.Reader, log *ffmpegLog, opt VideoOptions, info *VideoInfo, free chan *image.RGBA, full chan<- decoded, stop <-chan struct{}) error {
 	var first float64
+	buffers, n := 0, 0
 	for {
 		var m frameMeta
 		var ok bool
 		select {
 		case m, ok = <-log.frames:
 		case <-ctx.Done():
-			return nil // run reports the context's error
+			return nil
+		case <-stop:
+			return nil
 		}
 		if !ok {
 			return nil
 		}
-		if img == nil {
+		if n == 0 {
 			if m.w <= 0 || m.h <= 0 || m.w > opt.MaxWidth || m.h > opt.MaxHeight {
 				return fmt.Errorf("%w: ffmpeg delivered %dx%d frames", ErrCorrupt, m.w, m.h)
 			}
-			img = image.NewRGBA(image.Rect(0, 0, m.w, m.h))
 			first = m.pts
 			info.Width, info.Height = m.w, m.h
 		} else if m.w != info.Width || m.h != info.Height {
 			return fmt.Errorf("%w: frame size changed from %dx%d to %dx%d", ErrCorrupt, info.Width, info.Height, m.w, m.h)
 		}
-		if info.Frames >= opt.MaxFrames {
+		if n >= opt.MaxFrames {
 			return fmt.Errorf("%w: more than %d frames", ErrTooLong, opt.MaxFrames)
+		}
+		var img *image.RGBA
+		select {
+		case img = <-free:
+		default:
+			if buffers < cap(free) {
+				img = image.NewRGBA(image.Rect(0, 0, m.w, m.h))
+				buffers++
+				break
+			}
+			select {
+			case img = <-free:
+			case <-stop:
+				return nil
+			}
 		}
 		if _, err := io.ReadFull(stdout, img.Pix); err != nil {
 			// ffmpeg died mid-frame; its log says why.
 			return nil
 		}
-		f := Frame{
-			Image:    img,
-			Time:     time.Duration((m.pts - first) * float64(time.Second)),
-			Index:    info.Frames,
-			Duration: m.duration,
-		}
-		info.Frames++
-		info.LastTime = f.Time
-		if err := fn(f); err != nil {
-			return err
+		f := Frame{Image: img, Time: time.Duration((m.pts - first) * float64(time.Second)), Index: n, Duration: m.duration}
+		n++
+		select {
+		case full <- decoded{img, f}:
+		case <-stop:
+			return nil
 		}
 	}
 }

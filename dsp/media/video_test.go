@@ -233,6 +233,15 @@ func TestDecodeVideoReader(t *testing.T) {
 // cancellation, the deadline and an error from the callback. Each must kill
 // ffmpeg and leave no process behind.
 func TestDecodeVideoStops(t *testing.T) {
+	// Neither we nor ffmpeg may leave files behind: point the temporary
+	// directory at one that must stay empty.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	defer func() {
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("temporary files left behind: %v", left)
+		}
+	}()
 	long := makeVideo(t, "long.y4m", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=30:duration=20", "-pix_fmt", "yuv420p")
 	stop := errors.New("enough")
 	cases := []struct {

@@ -6,7 +6,7 @@
 //
 //	go run ./scripts/synth -o face.mp4 [-hr 72] [-br 15] [-rmssd 40] [-seconds 20] [-crf 20] ...
 //
-// The benchmark set (48 clips, about three minutes on two cores):
+// The benchmark set (48 clips of 30 s, several minutes on two cores):
 //
 //	go run ./scripts/synth -presets [-out scripts/out/synth] [-workers 2]
 //	go run ./scripts/synth -list
@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		dir     = fs.String("out", filepath.Join("scripts", "out", "synth"), "folder for -presets")
 		workers = fs.Int("workers", runtime.NumCPU(), "clips encoded at once with -presets")
 		size    = fs.String("size", "640x480", "frame size WxH")
-		crf     = fs.Int("crf", 20, "H.264 constant rate factor (VP9 gets crf+8)")
+		crf     = fs.Int("crf", 20, "H.264 constant rate factor (VP9 gets crf+4)")
 		c       clip.Config
 	)
 	fs.Float64Var(&c.FPS, "fps", clip.DefaultFPS, "frame rate")

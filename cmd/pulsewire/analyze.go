@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"image"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pulsewire/pulsewire/dsp"
+	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/dsp/media"
+)
+
+// maxSignalBytes bounds a signal file: dsp.MaxSamples samples of four
+// numbers at up to 20 characters each.
+const maxSignalBytes = dsp.MaxSamples * 4 * 20
+
+// maxImages is SPEC 8's limit of images per measure.
+const maxImages = 3
+
+const analyzeUsage = `Usage: pulsewire analyze FILE... [flags]
+
+Measures a capture offline, exactly as the server would, and prints the
+measure's "variables" and "signal" as JSON on stdout. FILE is recognised by
+its content:
+
+  a video (mp4, mov, webm, mkv, avi, y4m)  every variable but faceBmi
+  one to three images (jpeg, png, bmp, webp, heic)  faceBmi and bmi
+  a signal file (JSON)  the rppg or cppg signal body of the API:
+      {"signal":{"timestamps":[ms,...],"r":[...],"g":[...],"b":[...]}}  (mean skin colour per frame)
+      {"signal":{"timestamps":[ms,...],"values":[...]}}                 (contact PPG)
+
+Progress of a long video goes to stderr. Blood pressure needs a calibration
+from an earlier measure and answers NOT_CALIBRATED here.
+
+Flags:
+`
+
+func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, analyzeUsage)
+		fs.PrintDefaults()
+	}
+	var person personFlag
+	fs.Var(&person, "user-data", "person data as key=value, repeatable: age, sex (M|F), weight (kg), height (cm),\n"+
+		"smokingStatus (smoker|non-smoker), dateOfBirth (YYYY-MM-DD), externalId")
+	variables := fs.String("variables", "", "comma-separated variables to compute (default: all)")
+	scale := fs.Int("bp-class-scale", 3, "levels of bpClass: 3, or 2 for normal or not")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	timeout := fs.Duration("timeout", media.DefaultTimeout, "give up on a video after this long")
+
+	// Flags may come before or after the files.
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return errUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	in := dsp.Inputs{Person: person.p, BPClassScale: *scale}
+	if *variables != "" {
+		for _, v := range strings.Split(*variables, ",") {
+			v = strings.TrimSpace(v)
+			if !dsp.IsVariable(v) {
+				return fmt.Errorf("unknown variable %q (known: %s)", v, strings.Join(dsp.AllVariables, ", "))
+			}
+			in.Variables = append(in.Variables, v)
+		}
+	}
+	if *scale != 2 && *scale != 3 {
+		return fmt.Errorf("-bp-class-scale %d: want 2 or 3", *scale)
+	}
+	progress := stderr
+	if *quiet {
+		progress = io.Discard
+	}
+	res, err := analyzeFiles(ctx, files, in, *timeout, progress)
+	if err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", out)
+	return err
+}
+
+// analyzeFiles recognises what the files hold and runs the matching
+// analysis.
+func analyzeFiles(ctx context.Context, files []string, in dsp.Inputs, timeout time.Duration, progress io.Writer) (dsp.Result, error) {
+	head, err := readHead(files[0])
+	if err != nil {
+		return dsp.Result{}, err
+	}
+	if _, ok := media.SniffContainer(head); ok {
+		if len(files) > 1 {
+			return dsp.Result{}, errors.New("give one video at a time")
+		}
+		return analyzeVideo(ctx, files[0], in, timeout, progress)
+	}
+	if _, ok := media.SniffImage(head); ok {
+		return analyzeImages(ctx, files, in)
+	}
+	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		if len(files) > 1 {
+			return dsp.Result{}, errors.New("give one signal file at a time")
+		}
+		return analyzeSignal(files[0], in)
+	}
+	return dsp.Result{}, fmt.Errorf("%s: not a video, image or signal file this service reads", files[0])
+}
+
+func readHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, media.SniffLen)
+	n, err := io.ReadFull(f, head)
+	if n == 0 && err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty file", path)
+		}
+		return nil, err
+	}
+	return head[:n], nil
+}
+
+// analyzeVideo decodes the video frame by frame into a dsp.Stream, the same
+// path as an upload, reporting progress every five seconds of video.
+func analyzeVideo(ctx context.Context, path string, in dsp.Inputs, timeout time.Duration, progress io.Writer) (dsp.Result, error) {
+	c, err := face.LoadCascade()
+	if err != nil {
+		return dsp.Result{}, err
+	}
+	s := dsp.NewStream(c, in)
+	const every = 5 * time.Second
+	next := every
+	start := time.Now()
+	info, err := media.DecodeVideoFile(ctx, path, media.VideoOptions{Timeout: timeout}, func(f media.Frame) error {
+		s.Push(f.Image, f.Time)
+		if f.Time >= next {
+			next += every
+			if f.Duration > 0 {
+				fmt.Fprintf(progress, "analyzed %.0f s of %.0f s (%.0f%%)\n", f.Time.Seconds(), f.Duration.Seconds(), 100*f.Time.Seconds()/f.Duration.Seconds())
+			} else {
+				fmt.Fprintf(progress, "analyzed %.0f s\n", f.Time.Seconds())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
+	}
+	res := s.Result()
+	el := time.Since(start)
+	fmt.Fprintf(progress, "%s: %d frames of %dx%d over %.1f s, analyzed in %.1f s (%.0fx real time); pulse %s, SNR %.1f dB\n",
+		info.Container, info.Frames, info.Width, info.Height, info.LastTime.Seconds(), el.Seconds(),
+		info.LastTime.Seconds()/el.Seconds(), orNone(res.Summary.Method), res.Summary.SNRdB)
+	return res, nil
+}
+
+// analyzeImages decodes one to three still images, with the size and pixel
+// limits of the images route, and estimates faceBmi from them.
+func analyzeImages(ctx context.Context, files []string, in dsp.Inputs) (dsp.Result, error) {
+	if len(files) > maxImages {
+		return dsp.Result{}, fmt.Errorf("%d images: at most %d", len(files), maxImages)
+	}
+	c, err := face.LoadCascade()
+	if err != nil {
+		return dsp.Result{}, err
+	}
+	imgs := make([]image.Image, 0, len(files))
+	for _, path := range files {
+		data, err := readLimited(path, media.DefaultMaxImageBytes)
+		if err != nil {
+			return dsp.Result{}, err
+		}
+		img, _, err := media.DecodeImage(ctx, data, media.ImageOptions{})
+		if err != nil {
+			return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
+		}
+		imgs = append(imgs, img)
+	}
+	return dsp.AnalyzeImages(c, imgs, in), nil
+}
+
+// readLimited reads a whole file of at most limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: over %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// signalFile is the signal body of the rppg and cppg signal routes
+// (ARCHITECTURE.md); other members of the body are ignored here, the flags
+// give them.
+type signalFile struct {
+	Signal *struct {
+		Timestamps []float64 `json:"timestamps"`
+		R          []float64 `json:"r"`
+		G          []float64 `json:"g"`
+		B          []float64 `json:"b"`
+		Values     []float64 `json:"values"`
+	} `json:"signal"`
+}
+
+func analyzeSignal(path string, in dsp.Inputs) (dsp.Result, error) {
+	b, err := readLimited(path, maxSignalBytes)
+	if err != nil {
+		return dsp.Result{}, err
+	}
+	var sf signalFile
+	if err := json.Unmarshal(b, &sf); err != nil {
+		return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
+	}
+	sig := sf.Signal
+	switch {
+	case sig == nil:
+		return dsp.Result{}, fmt.Errorf(`%s: no "signal" member`, path)
+	case sig.Values != nil && (sig.R != nil || sig.G != nil || sig.B != nil):
+		return dsp.Result{}, fmt.Errorf(`%s: give "values" (contact PPG) or "r", "g", "b" (camera), not both`, path)
+	case sig.Values != nil:
+		p := dsp.PPG{TimestampsMs: sig.Timestamps, Values: sig.Values}
+		if err := p.Validate(); err != nil {
+			return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return dsp.AnalyzePPG(p, in), nil
+	}
+	tr := dsp.Trace{TimestampsMs: sig.Timestamps, R: sig.R, G: sig.G, B: sig.B}
+	if err := tr.Validate(); err != nil {
+		return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return dsp.AnalyzeTrace(tr, in), nil
+}
+
+// personFlag collects --user-data key=value pairs into a dsp.Person, with
+// SPEC 2.4's bounds.
+type personFlag struct {
+	p dsp.Person
+}
+
+func (f *personFlag) String() string { return "" }
+
+func (f *personFlag) Set(kv string) error {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok {
+		return fmt.Errorf("%q: want key=value", kv)
+	}
+	within := func(lo, hi int) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return 0, fmt.Errorf("%s must be an integer from %d to %d", k, lo, hi)
+		}
+		return n, nil
+	}
+	var err error
+	switch k {
+	case "age":
+		f.p.AgeYears, err = within(18, 110)
+	case "weight":
+		f.p.WeightKg, err = within(20, 200)
+	case "height":
+		f.p.HeightCm, err = within(100, 250)
+	case "sex":
+		if v != dsp.Male && v != dsp.Female {
+			return fmt.Errorf("sex must be M or F")
+		}
+		f.p.Sex = v
+	case "smokingStatus":
+		if v != dsp.Smoker && v != dsp.NonSmoker {
+			return fmt.Errorf("smokingStatus must be smoker or non-smoker")
+		}
+		f.p.Smoking = v
+	case "externalId":
+		if v == "" || len([]rune(v)) > 300 {
+			return fmt.Errorf("externalId must have 1 to 300 characters")
+		}
+		f.p.HasExternalID = true
+	case "dateOfBirth":
+		born, perr := time.Parse(time.DateOnly, v)
+		if perr != nil {
+			return fmt.Errorf("dateOfBirth must be a date (YYYY-MM-DD)")
+		}
+		now := time.Now()
+		age := now.Year() - born.Year()
+		if now.Month() < born.Month() || now.Month() == born.Month() && now.Day() < born.Day() {
+			age--
+		}
+		if age < 18 || age > 110 {
+			return fmt.Errorf("dateOfBirth gives age %d: want 18 to 110", age)
+		}
+		f.p.AgeYears = age
+	default:
+		return fmt.Errorf("unknown user data %q (age, sex, weight, height, smokingStatus, dateOfBirth, externalId)", k)
+	}
+	return err
+}

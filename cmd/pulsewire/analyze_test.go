@@ -1,0 +1,307 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pulsewire/pulsewire/dsp"
+	"github.com/pulsewire/pulsewire/dsp/media"
+	"github.com/pulsewire/pulsewire/scripts/synth/clip"
+)
+
+// result is the printed JSON, read back loosely.
+type result struct {
+	Variables map[string]struct {
+		Value json.RawMessage `json:"value"`
+		Error *string         `json:"error"`
+	} `json:"variables"`
+	Signal *struct {
+		QualityScore struct {
+			Value *float64 `json:"value"`
+			Error *string  `json:"error"`
+		} `json:"qualityScore"`
+	} `json:"signal"`
+}
+
+func (r result) mean(t *testing.T, name string) float64 {
+	t.Helper()
+	v, ok := r.Variables[name]
+	if !ok {
+		t.Fatalf("no %s in %v", name, r.Variables)
+	}
+	if v.Error != nil {
+		t.Fatalf("%s: error %s", name, *v.Error)
+	}
+	var m struct{ Mean float64 }
+	if err := json.Unmarshal(v.Value, &m); err != nil {
+		t.Fatalf("%s: %s: %v", name, v.Value, err)
+	}
+	return m.Mean
+}
+
+func analyze(t *testing.T, args ...string) (result, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), append([]string{"analyze"}, args...), &stdout, &stderr)
+	var r result
+	if err == nil && stdout.Len() > 0 {
+		if jerr := json.Unmarshal(stdout.Bytes(), &r); jerr != nil {
+			t.Fatalf("output is not JSON: %v\n%s", jerr, stdout.String())
+		}
+	}
+	return r, stderr.String(), err
+}
+
+func TestAnalyzeVideo(t *testing.T) {
+	c, err := clip.New(clip.Config{Width: 320, Height: 240, Seconds: 20, HeartRate: 75, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "face.mp4")
+	truth, err := c.Encode(context.Background(), path, clip.Encoding{Format: "mp4", CRF: 18})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, progress, err := analyze(t, path, "--user-data", "weight=70", "--user-data", "height=175")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr := r.mean(t, "hr"); math.Abs(hr-truth.HeartRate) > 5 {
+		t.Errorf("hr %.1f, truth %.1f", hr, truth.HeartRate)
+	}
+	if v := r.Variables["faceBmi"]; v.Error == nil || *v.Error != "MISSING_IMAGE" {
+		t.Errorf("faceBmi from a video: %s %v, want MISSING_IMAGE", v.Value, v.Error)
+	}
+	if v := r.Variables["bmi"]; string(v.Value) != "22.9" {
+		t.Errorf("bmi %s, want 22.9 (70 kg, 175 cm)", v.Value)
+	}
+	if r.Signal == nil {
+		t.Error("no signal object for a video")
+	}
+	for _, want := range []string{"analyzed 5 s of 20 s", "mp4: 600 frames"} {
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
+		}
+	}
+}
+
+func TestAnalyzeImages(t *testing.T) {
+	photo, err := clip.FacePhoto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "face.png")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := png.Encode(f, photo); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, _, err := analyze(t, path, path, "-user-data", "weight=70", "-user-data", "height=175")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bmi float64
+	if v := r.Variables["faceBmi"]; v.Error != nil || json.Unmarshal(v.Value, &bmi) != nil || bmi < 15 || bmi > 35 {
+		t.Errorf("faceBmi %s %v, want a plausible value", v.Value, v.Error)
+	}
+	if v := r.Variables["hr"]; v.Error == nil || *v.Error != "MISSING_CAPTURES" {
+		t.Errorf("hr from images: %s %v, want MISSING_CAPTURES", v.Value, v.Error)
+	}
+	if r.Signal != nil {
+		t.Error("signal from images, want null")
+	}
+	if _, _, err := analyze(t, path, path, path, path); err == nil || !strings.Contains(err.Error(), "at most 3") {
+		t.Errorf("four images: %v", err)
+	}
+}
+
+// writeSignal writes a signal body with a pulse at hz for seconds at 30
+// samples a second: rppg (r, g, b) or cppg (values).
+func writeSignal(t *testing.T, kind string, hz, seconds float64) string {
+	t.Helper()
+	n := int(seconds * 30)
+	ts := make([]float64, n)
+	r, g, b, v := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		ts[i] = float64(i) * 1000 / 30
+		p := math.Sin(2 * math.Pi * hz * float64(i) / 30)
+		r[i], g[i], b[i] = 180-0.3*p, 120-0.8*p, 90-0.5*p
+		v[i] = 200 - 3*p
+	}
+	sig := map[string]any{"timestamps": ts, "r": r, "g": g, "b": b}
+	if kind == "cppg" {
+		sig = map[string]any{"timestamps": ts, "values": v}
+	}
+	data, err := json.Marshal(map[string]any{"signal": sig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), kind+".json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestAnalyzeSignal(t *testing.T) {
+	cases := []struct {
+		name string
+		kind string
+		args []string
+		keys int // variables printed
+	}{
+		{"camera trace", "rppg", nil, 10},
+		{"contact trace", "cppg", nil, 10},
+		{"narrowed", "rppg", []string{"-variables", "hr,bmi", "-user-data", "weight=80", "-user-data", "height=180"}, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeSignal(t, tc.kind, 1.2, 30)
+			r, _, err := analyze(t, append([]string{path}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hr := r.mean(t, "hr"); math.Abs(hr-72) > 1 {
+				t.Errorf("hr %.2f, want 72 (a 1.2 Hz pulse)", hr)
+			}
+			if len(r.Variables) != tc.keys {
+				t.Errorf("%d variables, want %d: %v", len(r.Variables), tc.keys, r.Variables)
+			}
+		})
+	}
+}
+
+func TestAnalyzeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	signal := writeSignal(t, "rppg", 1.2, 12)
+	cases := []struct {
+		name string
+		args []string
+		want string // in the error
+	}{
+		{"no file", nil, "usage"},
+		{"missing file", []string{filepath.Join(dir, "nope.mp4")}, "no such file"},
+		{"empty file", []string{write("empty.mp4", "")}, "empty"},
+		{"text file", []string{write("notes.txt", "hello there, not a video")}, "not a video, image or signal"},
+		{"broken image", []string{write("cut.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00")}, "corrupt"},
+		{"broken video", []string{write("cut.mp4", "\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomavc1")}, "corrupt"},
+		{"signal without signal", []string{write("s.json", `{"userData":{}}`)}, `no "signal"`},
+		{"signal both kinds", []string{write("b.json", `{"signal":{"timestamps":[1,2],"values":[1,2],"g":[1,2]}}`)}, "not both"},
+		{"signal uneven lengths", []string{write("u.json", `{"signal":{"timestamps":[1,2,3],"values":[1,2]}}`)}, "invalid signal"},
+		{"signal not json", []string{write("x.json", `{"signal":`)}, "unexpected end"},
+		{"two signals", []string{signal, signal}, "one signal file"},
+		{"unknown variable", []string{signal, "-variables", "hr,mood"}, "unknown variable"},
+		{"user data out of range", []string{signal, "-user-data", "age=17"}, "usage"},
+		{"user data unknown key", []string{signal, "-user-data", "shoeSize=44"}, "usage"},
+		{"bad bpClass scale", []string{signal, "-bp-class-scale", "4"}, "want 2 or 3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := analyze(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAnalyzeHelp(t *testing.T) {
+	_, stderr, err := analyze(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Usage: pulsewire analyze FILE", "-user-data", "signal file"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+func TestPersonFlag(t *testing.T) {
+	cases := []struct {
+		kv   string
+		ok   bool
+		want string
+	}{
+		{"age=18", true, "{AgeYears:18 Sex: WeightKg:0 HeightCm:0 Smoking: HasExternalID:false}"},
+		{"age=110", true, "{AgeYears:110 Sex: WeightKg:0 HeightCm:0 Smoking: HasExternalID:false}"},
+		{"age=111", false, ""},
+		{"weight=20", true, "{AgeYears:0 Sex: WeightKg:20 HeightCm:0 Smoking: HasExternalID:false}"},
+		{"weight=201", false, ""},
+		{"height=250", true, "{AgeYears:0 Sex: WeightKg:0 HeightCm:250 Smoking: HasExternalID:false}"},
+		{"height=99", false, ""},
+		{"sex=F", true, "{AgeYears:0 Sex:F WeightKg:0 HeightCm:0 Smoking: HasExternalID:false}"},
+		{"sex=x", false, ""},
+		{"smokingStatus=non-smoker", true, "{AgeYears:0 Sex: WeightKg:0 HeightCm:0 Smoking:non-smoker HasExternalID:false}"},
+		{"externalId=" + strings.Repeat("é", 300), true, "{AgeYears:0 Sex: WeightKg:0 HeightCm:0 Smoking: HasExternalID:true}"},
+		{"externalId=" + strings.Repeat("a", 301), false, ""},
+		{"dateOfBirth=1900-01-01", false, ""},
+		{"dateOfBirth=yesterday", false, ""},
+		{"age", false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.kv[:min(len(tc.kv), 30)], func(t *testing.T) {
+			var f personFlag
+			err := f.Set(tc.kv)
+			if (err == nil) != tc.ok {
+				t.Fatalf("error %v, want ok %v", err, tc.ok)
+			}
+			if got := fmt.Sprintf("%+v", f.p); tc.ok && got != tc.want {
+				t.Fatalf("person %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkAnalyze720p measures, on one 30-second 1280x720 H.264 clip of a
+// synthetic face, ffmpeg's decode alone and the whole analysis (decode,
+// face tracking, pulse and every variable), each as a multiple of real time.
+func BenchmarkAnalyze720p(b *testing.B) {
+	c, err := clip.New(clip.Config{Width: 1280, Height: 720, Seconds: 30, Motion: 0.01, Seed: 9})
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "720p.mp4")
+	if _, err := c.Encode(context.Background(), path, clip.Encoding{Format: "mp4", CRF: 20}); err != nil {
+		b.Fatal(err)
+	}
+	realtime := func(b *testing.B) {
+		b.ReportMetric(30/(b.Elapsed().Seconds()/float64(b.N)), "x-realtime")
+	}
+	b.Run("decode", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := media.DecodeVideoFile(context.Background(), path, media.VideoOptions{}, func(media.Frame) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		realtime(b)
+	})
+	b.Run("analyze", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := analyzeVideo(context.Background(), path, dsp.Inputs{}, media.DefaultTimeout, io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+		realtime(b)
+	})
+}

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/storage"
+)
+
+const clientUsage = `Usage:
+  pulsewire client create --data-dir D --env production|test --name N [--variables hr,br,...] [--monthly-credits N]
+  pulsewire client list --data-dir D --env production|test
+  pulsewire client update ID --data-dir D --env production|test [--variables ...] [--monthly-credits N|unlimited]
+  pulsewire client deactivate ID --data-dir D --env production|test
+
+Administers the clients (company accounts) of one environment, safely while
+the server runs. create prints {"id","name","env","apiKey"}: the API key is
+shown this once and only its hash is kept. --variables defaults to every
+variable, --monthly-credits to unlimited. A deactivated client's key and
+tokens stop working on their next request.
+`
+
+// clientFlags are the flags every client subcommand takes.
+type clientFlags struct {
+	fs             *flag.FlagSet
+	dataDir, env   string
+	name           string
+	variables      string
+	monthlyCredits string
+}
+
+func newClientFlags(sub string, stderr io.Writer, extra ...string) *clientFlags {
+	f := &clientFlags{fs: flag.NewFlagSet("client "+sub, flag.ContinueOnError)}
+	f.fs.SetOutput(stderr)
+	f.fs.Usage = func() {
+		fmt.Fprint(stderr, clientUsage, "\nFlags of client ", sub, ":\n")
+		f.fs.PrintDefaults()
+	}
+	f.fs.StringVar(&f.dataDir, "data-dir", "./data", "the data folder of the server")
+	f.fs.StringVar(&f.env, "env", "", "production or test")
+	for _, name := range extra {
+		switch name {
+		case "name":
+			f.fs.StringVar(&f.name, "name", "", "the client's name")
+		case "variables":
+			f.fs.StringVar(&f.variables, "variables", "", "comma-separated variables the client is entitled to")
+		case "monthly-credits":
+			f.fs.StringVar(&f.monthlyCredits, "monthly-credits", "", "measurements per calendar month (UTC), or unlimited")
+		}
+	}
+	withEnvNames(f.fs)
+	return f
+}
+
+// parse reads args, with positional arguments allowed among the flags
+// (client update ID --variables hr), and returns the positional ones.
+func (f *clientFlags) parse(args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := parseFlags(f.fs, args); err != nil {
+			return nil, err
+		}
+		if f.fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, f.fs.Arg(0))
+		args = f.fs.Args()[1:]
+	}
+}
+
+// set reports whether flag name was given, on the command line or by its
+// environment variable.
+func (f *clientFlags) set(name string) bool {
+	found := false
+	f.fs.Visit(func(fl *flag.Flag) { found = found || fl.Name == name })
+	return found
+}
+
+func (f *clientFlags) open(ctx context.Context) (*control.Service, *storage.DB, error) {
+	env, err := control.ParseEnv(f.env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--env: %w", err)
+	}
+	return openEnvironment(ctx, f.dataDir, env, time.UTC)
+}
+
+// variablesFlag reads --variables: names separated by commas; empty means
+// no variable at all.
+func (f *clientFlags) variablesFlag() []string {
+	if strings.TrimSpace(f.variables) == "" {
+		return []string{}
+	}
+	names := strings.Split(f.variables, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	return names
+}
+
+// creditsFlag reads --monthly-credits: a count >= 0, or unlimited (nil).
+func (f *clientFlags) creditsFlag() (*int64, error) {
+	if f.monthlyCredits == "unlimited" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(f.monthlyCredits, 10, 64)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("--monthly-credits: %q is neither a count >= 0 nor unlimited", f.monthlyCredits)
+	}
+	return &n, nil
+}
+
+func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, clientUsage)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	var run func(context.Context, []string, io.Writer, io.Writer) error
+	switch args[0] {
+	case "create":
+		run = clientCreate
+	case "list":
+		run = clientList
+	case "update":
+		run = clientUpdate
+	case "deactivate":
+		run = clientDeactivate
+	default:
+		fmt.Fprintf(stderr, "pulsewire client: unknown subcommand %q\n\n%s", args[0], clientUsage)
+		return errUsage
+	}
+	return helpIsDone(run(ctx, args[1:], stdout, stderr))
+}
+
+func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newClientFlags("create", stderr, "name", "variables", "monthly-credits")
+	positional, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(positional) > 0 {
+		return fmt.Errorf("client create takes no arguments, got %q", positional)
+	}
+	n := control.NewClient{Name: f.name}
+	if f.set("variables") {
+		n.Variables = f.variablesFlag()
+	}
+	if f.set("monthly-credits") {
+		if n.MonthlyCredits, err = f.creditsFlag(); err != nil {
+			return err
+		}
+	}
+	svc, db, err := f.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, key, err := svc.CreateClient(ctx, n)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Env    string `json:"env"`
+		APIKey string `json:"apiKey"`
+	}{c.ID, c.Name, string(svc.Env()), key})
+}
+
+// clientView is a client as the list, update and deactivate commands show it.
+type clientView struct {
+	ID             string   `json:"id"`
+	Name           string   `json:"name"`
+	Env            string   `json:"env"`
+	Variables      []string `json:"variables"`
+	MonthlyCredits *int64   `json:"monthlyCredits"` // null: unlimited
+	Active         bool     `json:"active"`
+	CreatedAt      string   `json:"createdAt"`
+}
+
+func newClientView(env control.Env, c storage.Client) clientView {
+	return clientView{c.ID, c.Name, string(env), c.Variables, c.MonthlyCredits, c.Active, c.CreatedAt.Format(time.RFC3339)}
+}
+
+func clientList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newClientFlags("list", stderr)
+	if positional, err := f.parse(args); err != nil || len(positional) > 0 {
+		return firstError(err, fmt.Errorf("client list takes no arguments, got %q", positional))
+	}
+	svc, db, err := f.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	clients, err := svc.Clients(ctx)
+	if err != nil {
+		return err
+	}
+	views := make([]clientView, len(clients))
+	for i, c := range clients {
+		views[i] = newClientView(svc.Env(), c)
+	}
+	return printJSON(stdout, views)
+}
+
+func clientUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newClientFlags("update", stderr, "variables", "monthly-credits")
+	id, err := f.parseID(args)
+	if err != nil {
+		return err
+	}
+	var u control.ClientUpdate
+	if f.set("variables") {
+		u.Variables = f.variablesFlag()
+	}
+	if f.set("monthly-credits") {
+		credits, err := f.creditsFlag()
+		if err != nil {
+			return err
+		}
+		u.MonthlyCredits = &credits
+	}
+	if u.Variables == nil && u.MonthlyCredits == nil {
+		return fmt.Errorf("client update: nothing to change (give --variables or --monthly-credits)")
+	}
+	return f.change(ctx, stdout, func(svc *control.Service) (storage.Client, error) { return svc.UpdateClient(ctx, id, u) })
+}
+
+func clientDeactivate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newClientFlags("deactivate", stderr)
+	id, err := f.parseID(args)
+	if err != nil {
+		return err
+	}
+	return f.change(ctx, stdout, func(svc *control.Service) (storage.Client, error) { return svc.DeactivateClient(ctx, id) })
+}
+
+// parseID reads the flags and the one client id of update and deactivate.
+func (f *clientFlags) parseID(args []string) (string, error) {
+	positional, err := f.parse(args)
+	if err != nil {
+		return "", err
+	}
+	if len(positional) != 1 {
+		return "", fmt.Errorf("%s takes one client id, got %q", f.fs.Name(), positional)
+	}
+	return positional[0], nil
+}
+
+// change applies a change to a client and prints the client as it is now.
+func (f *clientFlags) change(ctx context.Context, stdout io.Writer, apply func(*control.Service) (storage.Client, error)) error {
+	svc, db, err := f.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := apply(svc)
+	if control.ErrorCode(err) == control.NotFound {
+		return fmt.Errorf("no client with that id in %s", svc.Env())
+	}
+	if err != nil {
+		return err
+	}
+	return printJSON(stdout, newClientView(svc.Env(), c))
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

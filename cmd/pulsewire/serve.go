@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/storage"
+)
+
+// serveConfig is what `pulsewire serve` is told, by flag or environment
+// variable.
+type serveConfig struct {
+	dataDir         string
+	addr, testAddr  string
+	timeZone        string
+	dev             bool
+	logLevel        string
+	logFormat       string
+	shutdownTimeout time.Duration
+}
+
+func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
+	cfg := &serveConfig{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.dataDir, "data-dir", "./data", "folder of both environments' databases and media (one subfolder each)")
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address of the Production API")
+	fs.StringVar(&cfg.testAddr, "test-addr", "127.0.0.1:8081", "address of the Test API")
+	fs.StringVar(&cfg.timeZone, "time-zone", "UTC", "IANA time zone whose calendar counts token days and dates of birth")
+	fs.BoolVar(&cfg.dev, "dev", false, "development mode: readable debug logs and a banner with next steps")
+	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info, debug with --dev)")
+	fs.StringVar(&cfg.logFormat, "log-format", "", "json or text (default json, text with --dev)")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a stop waits for requests in flight")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: pulsewire serve [flags]\n\nServes the Production and Test APIs on two listeners until SIGINT or SIGTERM.\nEvery flag can also be set by the environment variable shown.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	withEnvNames(fs)
+	return fs, cfg
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, cfg := serveFlags(stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return helpIsDone(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "serve takes no arguments, got %q\n", fs.Args())
+		return errUsage
+	}
+	log, err := newLogger(stderr, cfg)
+	if err != nil {
+		return err
+	}
+	loc, err := time.LoadLocation(cfg.timeZone)
+	if err != nil {
+		return fmt.Errorf("--time-zone: %w", err)
+	}
+	s := &server{cfg: cfg, log: log, loc: loc}
+	defer s.close()
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	if cfg.dev {
+		s.banner(stderr)
+	}
+	return s.serve(ctx)
+}
+
+// server runs both environments, each on its own listener with its own
+// database and media folder.
+type server struct {
+	cfg  *serveConfig
+	log  *slog.Logger
+	loc  *time.Location
+	envs []*environment
+}
+
+// environment is one environment being served.
+type environment struct {
+	svc *control.Service
+	db  *storage.DB
+	api *control.API
+	ln  net.Listener
+	srv *http.Server
+}
+
+func (s *server) open(ctx context.Context) error {
+	for _, e := range []struct {
+		env  control.Env
+		addr string
+	}{{control.Production, s.cfg.addr}, {control.Test, s.cfg.testAddr}} {
+		svc, db, err := openEnvironment(ctx, s.cfg.dataDir, e.env, s.loc)
+		if err != nil {
+			return err
+		}
+		env := &environment{svc: svc, db: db}
+		s.envs = append(s.envs, env)
+		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, s.cfg)})
+		if env.ln, err = net.Listen("tcp", e.addr); err != nil {
+			return fmt.Errorf("%s: %w", e.env, err)
+		}
+		env.srv = &http.Server{
+			Handler:           env.api,
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		}
+		s.log.Info("listening", "env", string(e.env), "addr", env.ln.Addr().String())
+	}
+	return nil
+}
+
+// mountedRoutes are the routes served beside the API on an environment's
+// listener: the session server's (GET /sessions, POST /sessions/whip) and,
+// with --dev, the demo page belong here.
+func mountedRoutes(*control.Service, *serveConfig) []control.Route {
+	return nil
+}
+
+// serve answers requests until ctx ends, then stops accepting, lets the
+// requests in flight finish (up to --shutdown-timeout) and returns.
+func (s *server) serve(ctx context.Context) error {
+	errs := make(chan error, len(s.envs))
+	for _, e := range s.envs {
+		go func() { errs <- e.srv.Serve(e.ln) }()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+		s.log.Info("stopping")
+	case err = <-errs:
+	}
+	stop, cancel := context.WithTimeout(context.Background(), s.cfg.shutdownTimeout)
+	defer cancel()
+	for _, e := range s.envs {
+		if serr := e.srv.Shutdown(stop); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	s.log.Info("stopped")
+	return err
+}
+
+func (s *server) close() {
+	for _, e := range s.envs {
+		if e.ln != nil {
+			e.ln.Close()
+		}
+		if err := e.db.Close(); err != nil {
+			s.log.Error("close database", "err", err)
+		}
+	}
+}
+
+// banner tells a developer what to do next: create a client on Test and
+// mint a token with its key.
+func (s *server) banner(w io.Writer) {
+	self := os.Args[0]
+	prod, test := s.envs[0].ln.Addr().String(), s.envs[1].ln.Addr().String()
+	fmt.Fprintf(w, `
+PulseWire is running (dev mode).
+  Production  http://%[1]s
+  Test        http://%[2]s
+  Data        %[3]s
+
+Next steps, in another terminal:
+  1. Create a client on Test and keep its API key (shown once):
+     export KEY=$(%[4]s client create --data-dir %[3]s --env test --name demo | sed -n 's/.*"apiKey":"\([^"]*\)".*/\1/p')
+  2. Mint an access token for the widget:
+     curl -s -X POST http://%[2]s/access-tokens -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"10m"}'
+  API reference: http://%[2]s/openapi.json
+
+`, prod, test, shellQuote(s.cfg.dataDir), shellQuote(self))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// openEnvironment opens one environment under dataDir: its database
+// (<dataDir>/<env>/pulsewire.db) and media folder (<dataDir>/<env>/media).
+func openEnvironment(ctx context.Context, dataDir string, env control.Env, loc *time.Location) (*control.Service, *storage.DB, error) {
+	dir := filepath.Join(dataDir, string(env))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("%s data folder: %w", env, err)
+	}
+	media, err := storage.NewMediaDir(filepath.Join(dir, "media"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", env, err)
+	}
+	db, err := storage.Open(ctx, filepath.Join(dir, "pulsewire.db"), storage.Options{Location: loc})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", env, err)
+	}
+	return control.NewService(env, db, media), db, nil
+}
+
+func newLogger(w io.Writer, cfg *serveConfig) (*slog.Logger, error) {
+	level, format := cfg.logLevel, cfg.logFormat
+	if level == "" {
+		level = map[bool]string{true: "debug", false: "info"}[cfg.dev]
+	}
+	if format == "" {
+		format = map[bool]string{true: "text", false: "json"}[cfg.dev]
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is neither json nor text", format)
+}
+
+// envName is the environment variable that sets flag name:
+// PULSEWIRE_ then the name in upper case, dashes as underscores.
+func envName(name string) string {
+	return "PULSEWIRE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// withEnvNames adds each flag's environment variable to its help text.
+func withEnvNames(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (" + envName(f.Name) + ")" })
+}
+
+// parseFlags sets every flag of fs from its environment variable, when that
+// is set, then parses args, so that the command line wins. Help is no
+// error; a bad flag is errUsage (fs has printed why).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v, ok := os.LookupEnv(envName(f.Name)); ok && err == nil {
+			if serr := fs.Set(f.Name, v); serr != nil {
+				err = fmt.Errorf("%s: %w", envName(f.Name), serr)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		return errHelp
+	case err != nil:
+		return errUsage
+	}
+	return nil
+}
+
+// errHelp ends a command whose help was asked for: nothing more to do.
+var errHelp = errors.New("help shown")
+
+// helpIsDone turns errHelp into success, for a command's return.
+func helpIsDone(err error) error {
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	return err
+}

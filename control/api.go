@@ -1,0 +1,323 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/pulsewire/pulsewire/storage"
+)
+
+func init() {
+	// Gin's debug mode prints every route at start-up; the API logs
+	// through slog instead.
+	gin.SetMode(gin.ReleaseMode)
+}
+
+// Rate limits (SPEC 8, ARCHITECTURE.md): per API key, over all routes, and
+// again for minting tokens.
+const (
+	requestsPerMinute = 300
+	tokensPerMinute   = 20
+)
+
+// maxJSONBody bounds a JSON request body: room for 1000 tags of 255
+// characters and the rest.
+const maxJSONBody = 1 << 20
+
+// API is the REST API of one environment (SPEC 4) as an http.Handler.
+type API struct {
+	svc            *Service
+	log            *slog.Logger
+	engine         *gin.Engine
+	general, mints *rateLimiter
+	internal       map[string]bool // routeKey of each Internal mounted route
+}
+
+// Route is a route another part of the server mounts on an environment's
+// listener beside the API, such as the session server's WebSocket. It gets
+// the request id, the request log and panic recovery, but no API-key check:
+// it authenticates its own way. Path uses Gin's syntax (/sessions/whip/:id);
+// its parameters reach the handler as r.PathValue.
+type Route struct {
+	Method, Path string
+	Handler      http.Handler
+	// Internal routes (a demo page, the widget's files) are not part of
+	// the public API, so the OpenAPI document need not describe them.
+	Internal bool
+}
+
+// Options configure an API.
+type Options struct {
+	Logger *slog.Logger     // nil: no logs
+	Routes []Route          // mounted beside the API
+	Now    func() time.Time // the rate limits' clock; nil: time.Now
+}
+
+// NewAPI returns the API of svc's environment.
+func NewAPI(svc *Service, opts Options) *API {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	a := &API{
+		svc:      svc,
+		log:      opts.Logger.With("env", string(svc.Env())),
+		engine:   gin.New(),
+		general:  newRateLimiter(requestsPerMinute, time.Minute, opts.Now),
+		mints:    newRateLimiter(tokensPerMinute, time.Minute, opts.Now),
+		internal: map[string]bool{},
+	}
+	e := a.engine
+	// Match on the escaped path, so that an externalId may hold a slash
+	// (%2F), then unescape parameters.
+	e.UseRawPath, e.UnescapePathValues = true, true
+	e.RedirectTrailingSlash, e.RedirectFixedPath = false, false
+	// Recovery first, so that it also covers the log; then the request id
+	// and the log, so that every later step can log with the id.
+	e.Use(a.recoverPanics, a.logRequests)
+	e.NoRoute(func(c *gin.Context) { a.fail(c, storage.ErrNotFound) })
+
+	e.GET("/openapi.json", serveOpenAPI)
+	for _, r := range opts.Routes {
+		e.Handle(r.Method, r.Path, mounted(r.Handler))
+		if r.Internal {
+			a.internal[routeKey(r.Method, r.Path)] = true
+		}
+	}
+
+	api := e.Group("", a.authenticate, a.limit(a.general))
+	api.POST("/access-tokens", a.limit(a.mints), a.handle(a.createToken))
+	api.DELETE("/access-tokens/:id", a.handle(a.revokeToken))
+	api.POST("/measures", a.handle(a.createMeasure))
+	api.GET("/measures", a.handle(a.listMeasures(""))) // filters apply
+	api.GET("/measures/rppg", a.handle(a.listMeasures(storage.KindRPPG)))
+	api.GET("/measures/cppg", a.handle(a.listMeasures(storage.KindCPPG)))
+	api.GET("/measures/:id", a.handle(a.getMeasure))
+	api.GET("/measures/:id/rppg", a.handle(a.getMeasureOfKind(storage.KindRPPG)))
+	api.GET("/measures/:id/cppg", a.handle(a.getMeasureOfKind(storage.KindCPPG)))
+	api.DELETE("/measures/:id", a.handle(a.deleteMeasure))
+	api.GET("/external-users/:externalId", a.handle(a.externalUser))
+	return a
+}
+
+// ServeHTTP serves the API and the mounted routes.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.engine.ServeHTTP(w, r) }
+
+// mounted adapts a mounted handler: Gin's path parameters become
+// r.PathValue.
+func mounted(h http.Handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		for _, p := range c.Params {
+			c.Request.SetPathValue(p.Key, p.Value)
+		}
+		h.ServeHTTP(c.Writer, c.Request)
+	}
+}
+
+// clientKey keeps the authenticated client on a request's gin.Context.
+const clientKey = "pulsewire.client"
+
+// handle adapts a handler of an authenticated route, which returns its
+// error for fail to answer.
+func (a *API) handle(h func(c *gin.Context, client storage.Client) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		client := c.MustGet(clientKey).(storage.Client)
+		if err := h(c, client); err != nil {
+			a.fail(c, err)
+		}
+	}
+}
+
+// authenticate admits a request with the API key of an active client of
+// this environment (SPEC 5.1), and answers 401 to anything else.
+func (a *API) authenticate(c *gin.Context) {
+	auth := c.Request.Header.Values("Authorization")
+	if len(auth) != 1 {
+		a.fail(c, &Error{Code: Unauthorized})
+		return
+	}
+	client, err := a.svc.Authenticate(c.Request.Context(), auth[0])
+	if err != nil {
+		a.fail(c, err)
+		return
+	}
+	c.Set(clientKey, client)
+	setLogAttrs(c, slog.String("client", client.ID))
+	c.Next()
+}
+
+// limit spends one request of the caller's key from l, or answers 429 with
+// Retry-After.
+func (a *API) limit(l *rateLimiter) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		client := c.MustGet(clientKey).(storage.Client)
+		if ok, wait := l.allow(client.ID); !ok {
+			a.fail(c, &Error{Code: RateLimited, RetryAfter: wait})
+			return
+		}
+		c.Next()
+	}
+}
+
+// bodyTimeout bounds the time a client may take to send a JSON body, so
+// that a slow sender cannot hold a connection open.
+const bodyTimeout = 30 * time.Second
+
+// readBody reads a request body of at most limit bytes; a longer one is
+// TooLarge.
+func readBody(c *gin.Context, limit int64) ([]byte, error) {
+	// Not every writer supports deadlines (httptest's does not); then
+	// the server's own timeouts apply.
+	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(bodyTimeout))
+	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, &Error{Code: TooLarge}
+	}
+	if err != nil {
+		return nil, invalidf("the body could not be read")
+	}
+	return b, nil
+}
+
+// requestID is what a client may send as X-Request-Id to follow its request
+// in our logs; anything else is replaced by an id of ours.
+var requestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+type logAttrsKey struct{}
+
+// logRequests gives every request an id (X-Request-Id), a logger that
+// carries it (RequestLogger), and one log line when it ends: method, route
+// pattern, status, duration and client. The line never holds the path
+// itself, the query, a header or a body: they may carry an externalId, a
+// tag, a key or a token.
+func (a *API) logRequests(c *gin.Context) {
+	start := time.Now()
+	id := c.GetHeader("X-Request-Id")
+	if !requestID.MatchString(id) {
+		b := make([]byte, 8)
+		rand.Read(b)
+		id = hex.EncodeToString(b)
+	}
+	c.Header("X-Request-Id", id)
+	attrs := &[]slog.Attr{}
+	log := a.log.With("request_id", id)
+	ctx := context.WithValue(c.Request.Context(), loggerKey{}, log)
+	c.Request = c.Request.WithContext(context.WithValue(ctx, logAttrsKey{}, attrs))
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "(no route)"
+	}
+	level := slog.LevelInfo
+	if c.Writer.Status() >= 500 {
+		level = slog.LevelError
+	}
+	log.LogAttrs(c.Request.Context(), level, "request", append([]slog.Attr{
+		slog.String("method", c.Request.Method),
+		slog.String("route", route),
+		slog.Int("status", c.Writer.Status()),
+		slog.Float64("took_ms", float64(time.Since(start).Microseconds())/1000),
+	}, *attrs...)...)
+}
+
+// setLogAttrs adds attributes to the request's closing log line.
+func setLogAttrs(c *gin.Context, attrs ...slog.Attr) {
+	if p, ok := c.Request.Context().Value(logAttrsKey{}).(*[]slog.Attr); ok {
+		*p = append(*p, attrs...)
+	}
+}
+
+type loggerKey struct{}
+
+// RequestLogger returns the logger of the request ctx belongs to, which
+// tags every line with the request id, or a logger that drops everything
+// outside a request. Mounted routes log through it.
+func RequestLogger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// recoverPanics turns a panic in a handler into a 500 and a log line with
+// the stack, and keeps the server serving.
+func (a *API) recoverPanics(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			RequestLogger(c.Request.Context()).Error("panic", "value", v, "stack", string(debug.Stack()))
+			if !c.Writer.Written() {
+				a.fail(c, errors.New("panic"))
+			}
+			c.Abort()
+		}
+	}()
+	c.Next()
+}
+
+// errorStatus maps each error code to its HTTP status: the one place where
+// an error becomes an answer.
+var errorStatus = map[Code]int{
+	Invalid:      http.StatusBadRequest,
+	Unauthorized: http.StatusUnauthorized,
+	NotFound:     http.StatusNotFound,
+	TooLarge:     http.StatusRequestEntityTooLarge,
+	RateLimited:  http.StatusTooManyRequests,
+	Internal:     http.StatusInternalServerError,
+}
+
+// Error bodies, in the shapes of ARCHITECTURE.md (NestJS's).
+type (
+	badRequestBody struct {
+		StatusCode int      `json:"statusCode"`
+		Message    []string `json:"message"`
+		Error      string   `json:"error"`
+	}
+	notFoundBody struct {
+		Message    string `json:"message"`
+		StatusCode int    `json:"statusCode"`
+	}
+	statusBody struct {
+		StatusCode int    `json:"statusCode"`
+		Message    string `json:"message"`
+	}
+)
+
+// fail answers err and ends the request. Only Internal errors are logged
+// here (with their cause); the others are the caller's and show in the
+// request line's status.
+func (a *API) fail(c *gin.Context, err error) {
+	code := ErrorCode(err)
+	status := errorStatus[code]
+	var e *Error
+	errors.As(err, &e)
+	switch code {
+	case Invalid:
+		c.AbortWithStatusJSON(status, badRequestBody{status, e.Messages, "Bad Request"})
+	case NotFound:
+		c.AbortWithStatusJSON(status, notFoundBody{"Not Found", status})
+	case RateLimited:
+		c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
+		c.AbortWithStatusJSON(status, statusBody{status, "Too Many Requests"})
+	case Internal:
+		RequestLogger(c.Request.Context()).Error("internal error", "err", err)
+		c.AbortWithStatusJSON(status, statusBody{status, "Internal server error"})
+	default: // Unauthorized, TooLarge
+		c.AbortWithStatusJSON(status, statusBody{status, http.StatusText(status)})
+	}
+}

@@ -1,0 +1,103 @@
+package control
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// object is a JSON object split into its members, so that each can be
+// checked on its own and a member nobody asked for can be refused.
+type object map[string]json.RawMessage
+
+// decodeObject reads raw as one JSON object. A duplicated member keeps its
+// last value, as encoding/json does.
+func decodeObject(raw []byte) (object, bool) {
+	var o object
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&o); err != nil || o == nil || dec.More() {
+		return nil, false
+	}
+	return o, true
+}
+
+// nested reads raw, the member at path, as an object whose members should
+// all be among known; any other member is reported in p. ok is false when
+// raw is absent or null (nothing to read) or not an object (p says so).
+func nested(raw json.RawMessage, path string, p *problems, known ...string) (object, bool) {
+	if raw == nil || isNull(raw) {
+		return nil, false
+	}
+	o, ok := decodeObject(raw)
+	if !ok {
+		p.addf("%s must be an object", path)
+		return nil, false
+	}
+	o.unknown(p, path+".", known...)
+	return o, true
+}
+
+// unknown reports, under path, every member of o that is not in known.
+func (o object) unknown(p *problems, path string, known ...string) {
+	var extra []string
+	for name := range o {
+		if !slices.Contains(known, name) {
+			extra = append(extra, name)
+		}
+	}
+	slices.Sort(extra) // one order for the messages, whatever the map's
+	for _, name := range extra {
+		p.addf("%sproperty %s should not exist", path, name)
+	}
+}
+
+// given reports whether member name is present and not null.
+func (o object) given(name string) bool {
+	raw, ok := o[name]
+	return ok && !isNull(raw)
+}
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// asString reads a JSON string.
+func asString(raw json.RawMessage) (string, bool) {
+	var s string
+	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
+		return "", false
+	}
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
+// asInt reads a JSON number written as an integer: 30 is one, 30.0 and
+// 3e1 are not, and neither is a number beyond int64.
+func asInt(raw json.RawMessage) (int64, bool) {
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	return n, err == nil
+}
+
+// asNumber reads a JSON number (not a string holding one).
+func asNumber(raw json.RawMessage) (float64, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '-' && (t[0] < '0' || t[0] > '9') {
+		return 0, false
+	}
+	var x float64
+	return x, json.Unmarshal(t, &x) == nil
+}
+
+// asArray reads a JSON array into its elements.
+func asArray(raw json.RawMessage) ([]json.RawMessage, bool) {
+	var a []json.RawMessage
+	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		return nil, false
+	}
+	return a, json.Unmarshal(raw, &a) == nil
+}
+
+// chars counts characters (Unicode code points), the unit of every length
+// limit of the API.
+func chars(s string) int { return utf8.RuneCountInString(s) }

@@ -1,0 +1,75 @@
+package control
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+// TestOpenAPICoversEveryRoute fails when a route is served that the
+// document lacks, or documented that no route serves. Routes mounted later
+// are walked the same way (API.Undocumented), so they are caught too.
+func TestOpenAPICoversEveryRoute(t *testing.T) {
+	e := newTestEnv(t, Production)
+	diffs, err := e.api.Undocumented()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+}
+
+func TestUndocumentedCatchesAMountedRoute(t *testing.T) {
+	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	e := newTestEnv(t, Production, withRoutes(
+		Route{Method: "GET", Path: "/sessions", Handler: noop},
+		Route{Method: "GET", Path: "/demo", Handler: noop, Internal: true},
+	))
+	diffs, err := e.api.Undocumented()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) != 1 || diffs[0] != "not in openapi.json: GET /sessions" {
+		t.Fatalf("differences %q, want only GET /sessions", diffs)
+	}
+}
+
+func TestOpenAPIDocument(t *testing.T) {
+	var doc struct {
+		OpenAPI    string                     `json:"openapi"`
+		Paths      map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi %q", doc.OpenAPI)
+	}
+	// Every $ref names a schema the document defines.
+	var walk func(v any)
+	walk = func(v any) {
+		switch n := v.(type) {
+		case map[string]any:
+			if ref, ok := n["$ref"].(string); ok {
+				const prefix = "#/components/schemas/"
+				if len(ref) <= len(prefix) || doc.Components.Schemas[ref[len(prefix):]] == nil {
+					t.Errorf("dangling $ref %s", ref)
+				}
+			}
+			for _, c := range n {
+				walk(c)
+			}
+		case []any:
+			for _, c := range n {
+				walk(c)
+			}
+		}
+	}
+	var all any
+	json.Unmarshal(openAPI, &all)
+	walk(all)
+}

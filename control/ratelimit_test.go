@@ -1,0 +1,65 @@
+package control
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestGeneralRateLimit(t *testing.T) {
+	e := newTestEnv(t, Production)
+	_, key := e.client("acme")
+	_, other := e.client("other")
+	for i := range requestsPerMinute {
+		if r := e.do("GET", "/measures?take=1", key, nil); r.status != http.StatusOK {
+			t.Fatalf("request %d: status %d", i+1, r.status)
+		}
+	}
+	r := e.do("GET", "/measures?take=1", key, nil)
+	wantStatus(t, r, http.StatusTooManyRequests)
+	wantBody(t, r, `{"statusCode":429,"message":"Too Many Requests"}`)
+	if got := r.header.Get("Retry-After"); got != "1" { // one request back every 200 ms
+		t.Fatalf("Retry-After %q, want 1", got)
+	}
+	wantStatus(t, e.do("GET", "/measures?take=1", other, nil), http.StatusOK) // per key
+	e.clock.advance(time.Minute / requestsPerMinute)
+	wantStatus(t, e.do("GET", "/measures?take=1", key, nil), http.StatusOK)
+	wantStatus(t, e.do("GET", "/measures?take=1", key, nil), http.StatusTooManyRequests)
+}
+
+func TestTokenRateLimit(t *testing.T) {
+	e := newTestEnv(t, Production)
+	_, key := e.client("acme")
+	body := `{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"5m"}`
+	for i := range tokensPerMinute {
+		if r := e.do("POST", "/access-tokens", key, body); r.status != http.StatusCreated {
+			t.Fatalf("token %d: status %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := e.do("POST", "/access-tokens", key, body)
+	wantStatus(t, r, http.StatusTooManyRequests)
+	if got := r.header.Get("Retry-After"); got != "3" { // one token back every 3 s
+		t.Fatalf("Retry-After %q, want 3", got)
+	}
+	wantStatus(t, e.do("GET", "/measures", key, nil), http.StatusOK) // other routes still open
+	e.clock.advance(3 * time.Second)
+	wantStatus(t, e.do("POST", "/access-tokens", key, body), http.StatusCreated)
+}
+
+func TestRateLimiterForgetsIdleKeys(t *testing.T) {
+	clock := &testClock{t: time.Unix(0, 0)}
+	l := newRateLimiter(2, time.Minute, clock.now)
+	for _, key := range []string{"a", "b", "a"} {
+		if ok, _ := l.allow(key); !ok {
+			t.Fatalf("%s refused", key)
+		}
+	}
+	if ok, wait := l.allow("a"); ok || wait != 30*time.Second {
+		t.Fatalf("third request of a: ok=%v wait=%s", ok, wait)
+	}
+	clock.advance(2 * time.Minute)
+	l.allow("c")
+	if len(l.buckets) != 1 {
+		t.Fatalf("%d buckets after the sweep, want 1 (c)", len(l.buckets))
+	}
+}

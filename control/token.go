@@ -1,0 +1,151 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pulsewire/pulsewire/storage"
+)
+
+// The permissions a token may carry (SPEC 2.1): which session chain it opens.
+const (
+	PermissionScan     = "measurement.scan"
+	PermissionRealtime = "measurement.realtime"
+)
+
+// TokenPrefix starts every access token value.
+const TokenPrefix = "ivat-"
+
+const maxDescriptionChars = 255
+
+// ParseTokenRequest checks the body of POST /access-tokens (SPEC 2.1, 4.1)
+// and returns what to store, without the value hash. Every problem is
+// reported at once, as one Invalid error.
+func ParseTokenRequest(raw []byte) (storage.NewToken, error) {
+	var t storage.NewToken
+	var p problems
+	o, ok := decodeObject(raw)
+	if !ok {
+		return t, invalidf("the body must be a JSON object")
+	}
+	o.unknown(&p, "", "description", "permissions", "duration")
+	if o.given("description") {
+		d, ok := asString(o["description"])
+		switch {
+		case !ok:
+			p.addf("description must be a string")
+		case chars(d) > maxDescriptionChars:
+			p.addf("description must be shorter than or equal to %d characters", maxDescriptionChars)
+		default:
+			t.Description = &d
+		}
+	}
+	t.Permissions = parsePermissions(o["permissions"], &p)
+	d, isString := asString(o["duration"])
+	switch {
+	case !o.given("duration"):
+		p.addf("duration should not be empty")
+	case !isString:
+		p.addf("duration must be a string")
+	default:
+		var err error
+		if t.Duration, err = ParseDuration(d); err != nil {
+			p.addf("%s", err)
+		}
+	}
+	return t, p.err()
+}
+
+func parsePermissions(raw json.RawMessage, p *problems) []storage.Permission {
+	if raw == nil || isNull(raw) {
+		p.addf("permissions should not be empty")
+		return nil
+	}
+	items, ok := asArray(raw)
+	switch {
+	case !ok:
+		p.addf("permissions must be an array")
+		return nil
+	case len(items) == 0:
+		p.addf("permissions should not be empty")
+		return nil
+	}
+	perms := make([]storage.Permission, 0, len(items))
+	var names []string
+	for i, item := range items {
+		o, ok := decodeObject(item)
+		if !ok {
+			p.addf("permissions.%d must be an object", i)
+			continue
+		}
+		o.unknown(p, "permissions."+strconv.Itoa(i)+".", "name", "maxSessions")
+		name, _ := asString(o["name"])
+		switch {
+		case name != PermissionScan && name != PermissionRealtime:
+			p.addf("permissions.%d.name must be one of the following values: %s, %s", i, PermissionScan, PermissionRealtime)
+		case slices.Contains(names, name):
+			p.addf("permissions.%d.name: %s is given twice", i, name)
+		}
+		names = append(names, name)
+		perm := storage.Permission{Name: name}
+		if o.given("maxSessions") {
+			n, ok := asInt(o["maxSessions"])
+			if !ok || n < 1 {
+				p.addf("permissions.%d.maxSessions must be an integer >= 1 or null", i)
+			}
+			perm.MaxSessions = &n
+		}
+		perms = append(perms, perm)
+	}
+	return perms
+}
+
+// CreatedToken is a stored token with its value, which exists only in this
+// answer.
+type CreatedToken struct {
+	storage.Token
+	Value string
+}
+
+// CreateToken mints a token for c: an ivat- value of 256 random bits, of
+// which only the SHA-256 is stored. The store stamps createdAt and computes
+// expiresAt; a duration in days that exceeds the ceiling on the calendar
+// fails there (storage.ErrTokenDuration, answered 500 as SPEC 2.1.2 says).
+func (s *Service) CreateToken(ctx context.Context, c storage.Client, t storage.NewToken) (CreatedToken, error) {
+	value, hash := newSecret(TokenPrefix)
+	t.ValueHash = hash
+	stored, err := s.db.CreateToken(ctx, c, t)
+	if err != nil {
+		return CreatedToken{}, err
+	}
+	return CreatedToken{Token: stored, Value: value}, nil
+}
+
+// RevokeToken revokes c's token id (SPEC 4.1): a malformed id is Invalid; a
+// token that never existed, is already revoked or is another client's is
+// NotFound, alike; an expired token can be revoked.
+func (s *Service) RevokeToken(ctx context.Context, c storage.Client, id string) error {
+	id, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return s.db.RevokeToken(ctx, c, id)
+}
+
+// OpenSession counts one session of the token whose value is presented,
+// for the session server (SPEC 2.1, 5): the value, never the id, opens a
+// session, and only for a permission the token carries, while it is neither
+// expired, revoked nor spent, its client is active and admit (nil: always)
+// lets the client open one more, so that a refusal by admit spends nothing.
+// Every refusal wraps storage.ErrSessionRefused with its cause, for the
+// server log only.
+func (s *Service) OpenSession(ctx context.Context, value, permission string, admit storage.Admit) (storage.TokenSession, error) {
+	if !strings.HasPrefix(value, TokenPrefix) {
+		return storage.TokenSession{}, fmt.Errorf("%w: not an access token value", storage.ErrSessionRefused)
+	}
+	return s.db.OpenTokenSession(ctx, hashSecret(value), permission, admit)
+}
