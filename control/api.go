@@ -233,7 +233,10 @@ func (a *API) logRequests(c *gin.Context) {
 		route = "(no route)"
 	}
 	level := slog.LevelInfo
-	if c.Writer.Status() >= 500 {
+	switch status := c.Writer.Status(); {
+	case status == http.StatusServiceUnavailable:
+		level = slog.LevelWarn // a full run pool: the load, not a fault
+	case status >= 500:
 		level = slog.LevelError
 	}
 	log.LogAttrs(c.Request.Context(), level, "request", append([]slog.Attr{

@@ -168,6 +168,10 @@ func TestPoolFull(t *testing.T) {
 	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
 		t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
 	}
+	// A full pool is the load, not a fault of the server: a warning.
+	if logs := e.logs.String(); !strings.Contains(logs, `"level":"WARN","msg":"request"`) || strings.Contains(logs, `"level":"ERROR"`) {
+		t.Fatalf("logs of a 503:\n%s", logs)
+	}
 
 	pw.Write(body)
 	pw.Close()
