@@ -521,7 +521,9 @@ func TestSignalRun(t *testing.T) {
 		// A body that is not an object is refused at its first byte, once
 		// it has all been received: at the limit it is received (400, not
 		// 413) without parsing 100 MiB of padding, one byte more is not.
-		body := func(size int) io.Reader { return io.MultiReader(strings.NewReader("["), io.LimitReader(spaces{}, int64(size-1))) }
+		body := func(size int) io.Reader {
+			return io.MultiReader(strings.NewReader("["), io.LimitReader(spaces{}, int64(size-1)))
+		}
 		wantMessage(t, e.send("/measures/cppg/signal", key, "application/json", body(maxSignalBytes)), "the body must be an object")
 		e.noTrace(key)
 		wantStatus(t, e.send("/measures/cppg/signal", key, "application/json", body(maxSignalBytes+1)), http.StatusRequestEntityTooLarge)
