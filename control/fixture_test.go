@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -220,6 +222,35 @@ func pulseSignal(kind string, hz, seconds float64) map[string]any {
 		return map[string]any{"signal": map[string]any{"timestamps": ts, "values": v}}
 	}
 	return map[string]any{"signal": map[string]any{"timestamps": ts, "r": r, "g": g, "b": b}}
+}
+
+// child is a process this test process started.
+type child struct {
+	pid     int
+	command string
+}
+
+// children lists the processes whose parent is this one, from /proc (the
+// line of /proc/<pid>/stat reads "pid (command) state ppid ...").
+func children() []child {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	self := strconv.Itoa(os.Getpid())
+	var cs []child
+	for _, s := range stats {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		if f := strings.Fields(string(b[end+1:])); len(f) > 1 && f[1] == self {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:open])))
+			cs = append(cs, child{pid: pid, command: string(b[open+1 : end])})
+		}
+	}
+	return cs
 }
 
 // part is one part of a multipart body: a file part when ctype is set.

@@ -142,21 +142,8 @@ func (p *rssPeak) stop() {
 // direct children.
 func processTreeRSS() int64 {
 	total := rssOf("self")
-	self := strconv.Itoa(os.Getpid())
-	stats, _ := os.ReadDir("/proc")
-	for _, d := range stats {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if end := bytes.LastIndexByte(b, ')'); end > 0 {
-			if f := strings.Fields(string(b[end+1:])); len(f) > 1 && f[1] == self {
-				total += rssOf(d.Name())
-			}
-		}
+	for _, c := range children() {
+		total += rssOf(strconv.Itoa(c.pid))
 	}
 	return total
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,22 +272,10 @@ func TestDisconnectKillsFFmpeg(t *testing.T) {
 // ffmpegChildren lists the ffmpeg processes this test process started.
 func ffmpegChildren(t *testing.T) []int {
 	t.Helper()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var pids []int
-	for _, s := range stats {
-		b, err := os.ReadFile(s)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid ...
-		open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		fields := strings.Fields(string(b[end+1:]))
-		if string(b[open+1:end]) == "ffmpeg" && len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:open])))
-			pids = append(pids, pid)
+	for _, c := range children() {
+		if c.command == "ffmpeg" {
+			pids = append(pids, c.pid)
 		}
 	}
 	return pids
