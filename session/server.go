@@ -28,6 +28,7 @@ type Server struct {
 	capacity *Capacity
 	openings *openingRate
 	tickets  *tickets
+	webrtc   *webrtcAPI
 
 	mu       sync.Mutex // protects the fields below
 	sessions map[string]*session
@@ -83,6 +84,10 @@ func NewServer(svc *control.Service, opts Options) (*Server, error) {
 		sessions: map[string]*session{},
 		closing:  make(chan struct{}),
 	}
+	var err error
+	if s.webrtc, err = newWebRTCAPI(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -90,6 +95,8 @@ func NewServer(svc *control.Service, opts Options) (*Server, error) {
 func (s *Server) Routes() []control.Route {
 	return []control.Route{
 		{Method: http.MethodGet, Path: "/sessions", Handler: http.HandlerFunc(s.serveWebSocket)},
+		{Method: http.MethodPost, Path: "/sessions/whip", Handler: http.HandlerFunc(s.serveWHIP)},
+		{Method: http.MethodDelete, Path: "/sessions/whip/:id", Handler: http.HandlerFunc(s.deleteWHIP)},
 	}
 }
 

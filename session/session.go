@@ -67,6 +67,8 @@ const (
 	detach
 	stop
 	calibrate
+	cancel // give the session up: nothing is stored
+	hangUp // end the session: as stop, then no wait for a calibration
 )
 
 // peer is the connection a session pushes its messages to: a WebSocket or a
@@ -207,6 +209,16 @@ func (s *session) handle(st *loopState, c command) bool {
 				return false // nobody left to calibrate
 			}
 		}
+	case cancel:
+		if !st.ended {
+			s.abandon()
+		}
+		s.closePeer(st, websocket.StatusNormalClosure, "")
+		return false
+	case hangUp:
+		s.conclude(st)
+		s.closePeer(st, websocket.StatusNormalClosure, "")
+		return false
 	case stop:
 		if !s.conclude(st) {
 			s.closePeer(st, websocket.StatusNormalClosure, "")
