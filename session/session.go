@@ -177,7 +177,7 @@ func (s *session) analyse(st *loopState, f frame) bool {
 	if f.observed {
 		st.stream.Observe(f.obs, at)
 	} else {
-		img, err := media.DecodeJPEG(f.jpeg, maxFramePixels)
+		img, err := media.DecodeJPEGFrame(f.jpeg, maxFramePixels)
 		if err != nil {
 			st.rejected++
 			if !st.reported {
