@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -99,7 +100,7 @@ func run(cfg config) error {
 	fmt.Fprintf(os.Stderr, "streaming %d sessions for %v...\n", cfg.sessions, cfg.stream)
 	load := &loadSampler{}
 	go load.sample(time.Second)
-	cpu0, wall0 := srv.cpu(), time.Now()
+	cpu0, self0, wall0 := srv.cpu(), selfCPU(), time.Now()
 	results := make([]sessionResult, cfg.sessions)
 	var wg sync.WaitGroup
 	for i := range cfg.sessions {
@@ -109,9 +110,9 @@ func run(cfg config) error {
 		})
 	}
 	wg.Wait()
-	cpu, wall := srv.cpu()-cpu0, time.Since(wall0)
+	cpu, self, wall := srv.cpu()-cpu0, selfCPU()-self0, time.Since(wall0)
 	load.stop()
-	report(os.Stdout, cfg, results, cpu, wall, load, len(frames[0]))
+	report(os.Stdout, cfg, results, cpu, self, wall, load, len(frames[0]))
 	return nil
 }
 
@@ -383,7 +384,15 @@ func (l *loadSampler) stop() {
 	})
 }
 
-func report(w io.Writer, cfg config, rs []sessionResult, cpu, wall time.Duration, load *loadSampler, frameBytes int) {
+// selfCPU is this process's CPU time so far: the clients' share of the
+// machine.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func report(w io.Writer, cfg config, rs []sessionResult, cpu, self, wall time.Duration, load *loadSampler, frameBytes int) {
 	var late []time.Duration
 	var firstHR []time.Duration
 	var failed, lateCount, sent, received, dropped, rejected, results int
@@ -424,7 +433,8 @@ func report(w io.Writer, cfg config, rs []sessionResult, cpu, wall time.Duration
 	}
 	fmt.Fprintf(w, "sessions            %d (%d failed, %d results), %v each, %dx%d JPEG at %g fps (%d B a frame)\n",
 		len(rs), failed, results, cfg.stream, width, height, fps, frameBytes)
-	fmt.Fprintf(w, "server CPU          %.2f cores over %v: %.1f sessions per core\n", cores, wall.Round(time.Second), float64(len(rs))/cores)
+	fmt.Fprintf(w, "server CPU          %.2f cores over %v: %.1f sessions per core (the clients used %.2f cores)\n",
+		cores, wall.Round(time.Second), float64(len(rs))/cores, self.Seconds()/wall.Seconds())
 	fmt.Fprintf(w, "vitals              %d; lateness p50 %s, p99 %s, max %s; later than %v: %d\n",
 		len(late), q(late, 0.5), q(late, 0.99), q(late, 1), lateLimit, lateCount)
 	fmt.Fprintf(w, "frames              %d sent, %d received (by the last vitals), %d dropped, %d rejected\n", sent, received, dropped, rejected)
