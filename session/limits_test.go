@@ -65,8 +65,8 @@ func TestIdleTimeout(t *testing.T) {
 	for _, extra := range []map[string]any{nil, {"measureId": created.ID}} {
 		value, _ := e.mint(scanOnce())
 		c := e.dial()
+		start := time.Now() // before the session opens: the idle time counts from its opening
 		o := openSession(t, c, openMessage(value, Scan, extra))
-		start := time.Now()
 		expectClose(t, c, statusIdle, "idle")
 		if waited := time.Since(start); waited < 2*time.Second {
 			t.Fatalf("closed idle after %v", waited)
