@@ -26,16 +26,27 @@ import (
 
 // testClock is real time shifted by a settable offset: sessions run on it
 // as on the wall clock, and a test can jump ahead (a token expires, a
-// window of the opening rate passes).
+// window of the opening rate passes). Frozen, it stands still but for the
+// jumps, so that a busy machine's pauses do not move it.
 type testClock struct {
-	mu     sync.Mutex // protects offset
+	mu     sync.Mutex // protects the fields below
 	offset time.Duration
+	frozen time.Time // zero: running
 }
 
 func (c *testClock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.frozen.IsZero() {
+		return c.frozen.Add(c.offset)
+	}
 	return time.Now().Add(c.offset)
+}
+
+func (c *testClock) freeze() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = time.Now()
 }
 
 func (c *testClock) advance(d time.Duration) {
