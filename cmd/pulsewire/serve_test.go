@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/session"
 )
 
 // binary is the pulsewire binary the end-to-end tests run, built once.
@@ -370,7 +372,15 @@ func TestServedRoutesAreDocumented(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		api := control.NewAPI(svc, control.Options{Routes: mountedRoutes(svc, &serveConfig{dev: dev})})
+		cascade, err := face.LoadCascade()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions, err := session.NewServer(svc, session.Options{Cascade: cascade})
+		if err != nil {
+			t.Fatal(err)
+		}
+		api := control.NewAPI(svc, control.Options{Routes: mountedRoutes(svc, sessions, &serveConfig{dev: dev})})
 		diffs, err := api.Undocumented()
 		db.Close()
 		if err != nil {
