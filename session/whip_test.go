@@ -51,7 +51,11 @@ func newWHIPClient(t *testing.T) *whipClient {
 	if err := m.RegisterDefaultCodecs(); err != nil {
 		t.Fatal(err)
 	}
-	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(loopbackOnly())).NewPeerConnection(webrtc.Configuration{})
+	se, err := scopeOf(nil).settings(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,11 +307,19 @@ func jsonOffer(offer, extra string) string {
 
 // newWHIPClientNoVideo is an offer with a data channel and no video.
 func newWHIPClientNoVideo(t *testing.T) string {
-	pc, err := webrtc.NewPeerConnection(webrtc.Configuration{})
+	_, offer := dataOnlyPeer(t, webrtc.SettingEngine{})
+	return offer.SDP
+}
+
+// dataOnlyPeer is a peer connection with a vitals data channel and no
+// video, and its offer (not yet set: nothing gathered).
+func dataOnlyPeer(t *testing.T, se webrtc.SettingEngine) (*webrtc.PeerConnection, webrtc.SessionDescription) {
+	t.Helper()
+	pc, err := webrtc.NewAPI(webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pc.Close()
+	t.Cleanup(func() { pc.Close() })
 	if _, err := pc.CreateDataChannel(vitalsLabel, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -315,5 +327,5 @@ func newWHIPClientNoVideo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return offer.SDP
+	return pc, offer
 }
