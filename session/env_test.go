@@ -133,8 +133,11 @@ func newTestEnvIn(t *testing.T, env control.Env, cfg Config, clock *testClock) *
 	return e
 }
 
+// tokenLife is how long the tokens mint makes are good for.
+const tokenLife = 10 * time.Minute
+
 // mint creates an access token of the client with the given permissions,
-// good for ten minutes, and returns its value and id.
+// good for tokenLife, and returns its value and id.
 func (e *testEnv) mint(perms ...storage.Permission) (value, id string) {
 	e.t.Helper()
 	return e.mintFor(e.client, perms...)
@@ -142,7 +145,7 @@ func (e *testEnv) mint(perms ...storage.Permission) (value, id string) {
 
 func (e *testEnv) mintFor(c storage.Client, perms ...storage.Permission) (value, id string) {
 	e.t.Helper()
-	tok, err := e.svc.CreateToken(context.Background(), c, storage.NewToken{Permissions: perms, Duration: storage.TokenDuration{Minutes: 10}})
+	tok, err := e.svc.CreateToken(context.Background(), c, storage.NewToken{Permissions: perms, Duration: storage.TokenDuration{Seconds: int64(tokenLife / time.Second)}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
