@@ -291,6 +291,16 @@ type frames struct {
 
 var framesCache sync.Map // clip.Config -> *frames
 
+// realtimeSession opens a realtime session on a new test server with cfg
+// and returns the server, the session's connection and its opened message.
+func realtimeSession(t *testing.T, cfg Config) (*testEnv, *websocket.Conn, openedMessage) {
+	t.Helper()
+	e := newTestEnv(t, cfg)
+	value, _ := e.mint(realtimeOnce())
+	c := e.dial()
+	return e, c, openSession(t, c, openMessage(value, Realtime, nil))
+}
+
 // synthClip writes a synthetic face clip (scripts/synth) as y4m and
 // returns its path and truth. scripts/synth runs as its own process:
 // drawing a clip in this test binary, built with the race detector, would

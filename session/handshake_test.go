@@ -117,8 +117,11 @@ func TestHandshakeRefusals(t *testing.T) {
 			t.Fatal("a token value is in the log")
 		}
 	}
-	// The refused scan token was never spent by the refusals.
-	openSession(t, e.dial(), openMessage(scanValue, Scan, nil))
+	// The refused scan token was never spent by the refusals; its scan
+	// lasts the default 30 s.
+	if o := openSession(t, e.dial(), openMessage(scanValue, Scan, nil)); o.DurationMs != 30000 {
+		t.Fatalf("a scan of %d ms, want the default 30000", o.DurationMs)
+	}
 }
 
 // badToken is a token value the handshake refuses on every transport, with
