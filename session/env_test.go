@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -96,6 +97,13 @@ func newTestEnv(t *testing.T, cfg Config) *testEnv {
 
 func newTestEnvIn(t *testing.T, env control.Env, cfg Config, clock *testClock) *testEnv {
 	t.Helper()
+	return newTestEnvOn(t, env, cfg, clock, nil)
+}
+
+// newTestEnvOn is a test server whose WebRTC takes listenIP for its
+// listener's address (the HTTP server itself stays on loopback).
+func newTestEnvOn(t *testing.T, env control.Env, cfg Config, clock *testClock, listenIP net.IP) *testEnv {
+	t.Helper()
 	dir := t.TempDir()
 	e := &testEnv{t: t, env: env, clock: clock, logs: &syncBuffer{}}
 	media, err := storage.NewMediaDir(filepath.Join(dir, "media"))
@@ -111,7 +119,7 @@ func newTestEnvIn(t *testing.T, env control.Env, cfg Config, clock *testClock) *
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if e.srv, err = NewServer(e.svc, Options{Config: cfg, Cascade: cascade, Logger: log, Now: clock.now}); err != nil {
+	if e.srv, err = NewServer(e.svc, Options{Config: cfg, Cascade: cascade, Logger: log, Now: clock.now, ListenIP: listenIP}); err != nil {
 		t.Fatal(err)
 	}
 	e.http = httptest.NewServer(control.NewAPI(e.svc, control.Options{Logger: log, Routes: e.srv.Routes()}))

@@ -3,10 +3,12 @@ package session
 import (
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/pion/webrtc/v4"
+	"github.com/pulsewire/pulsewire/control"
 )
 
 func TestICEScope(t *testing.T) {
@@ -147,6 +149,34 @@ func TestICEGathering(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestWHIPAnswerOnTheListener: a server whose listener takes every address
+// answers an offer with candidates on the machine's LAN addresses, not on
+// loopback.
+func TestWHIPAnswerOnTheListener(t *testing.T) {
+	t.Parallel()
+	lan := lanAddresses(t)
+	if len(lan) == 0 {
+		t.Skip("no non-loopback IPv4 address on this machine")
+	}
+	e := newTestEnvOn(t, control.Test, Config{}, &testClock{}, net.IPv4zero)
+	value, _ := e.mint(realtimeOnce())
+	res, answer := e.whipPost("?chain=realtime", "application/sdp", newWHIPClient(t).offer(t), value)
+	if res.StatusCode != 201 {
+		t.Fatalf("POST: %d", res.StatusCode)
+	}
+	var got []string
+	for line := range strings.Lines(answer) {
+		// a=candidate:<foundation> <component> <transport> <priority> <address> <port> typ <type>
+		if f := strings.Fields(strings.TrimPrefix(line, "a=candidate:")); strings.HasPrefix(line, "a=candidate:") && len(f) > 4 {
+			got = append(got, f[4])
+		}
+	}
+	slices.Sort(got)
+	if got = slices.Compact(got); !slices.Equal(got, lan) {
+		t.Fatalf("answer candidates on %v, want %v", got, lan)
+	}
 }
 
 func TestUDPPorts(t *testing.T) {
