@@ -11,10 +11,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/dsp/media"
+	"github.com/pulsewire/pulsewire/session"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -28,6 +32,8 @@ type serveConfig struct {
 	logLevel        string
 	logFormat       string
 	shutdownTimeout time.Duration
+	workers, queue  int
+	sessions        session.Config
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -42,6 +48,13 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info, debug with --dev)")
 	fs.StringVar(&cfg.logFormat, "log-format", "", "json or text (default json, text with --dev)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a stop waits for requests in flight")
+	fs.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "measurements of uploads analysed at once, both environments together")
+	fs.IntVar(&cfg.queue, "queue", control.DefaultQueue, "further measurement runs admitted to wait for a worker (or upload); beyond, 503 with Retry-After")
+	fs.DurationVar(&cfg.sessions.ScanDuration, "scan-duration", session.DefaultScanDuration, "capture time a scan session measures")
+	fs.DurationVar(&cfg.sessions.MaxLength, "session-max-length", session.DefaultMaxLength, "longest life of a session")
+	fs.DurationVar(&cfg.sessions.IdleTimeout, "session-idle-timeout", session.DefaultIdleTimeout, "a session without frames for this long ends (a dropped connection may resume within it)")
+	fs.Int64Var(&cfg.sessions.MaxFrameBytes, "max-frame-bytes", session.DefaultMaxFrameBytes, "largest WebSocket message of a session (a JPEG frame and its 8-byte header)")
+	fs.IntVar(&cfg.sessions.MaxSessions, "max-sessions", session.DefaultMaxSessions, "sessions open at once, both environments together")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: pulsewire serve [flags]\n\nServes the Production and Test APIs on two listeners until SIGINT or SIGTERM.\nEvery flag can also be set by the environment variable shown.\n\nFlags:")
 		fs.PrintDefaults()
@@ -59,6 +72,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "serve takes no arguments, got %q\n", fs.Args())
 		return errUsage
 	}
+	if cfg.workers < 1 || cfg.queue < 0 {
+		fmt.Fprintf(stderr, "--workers must be 1 or more and --queue 0 or more\n")
+		return errUsage
+	}
 	log, err := newLogger(stderr, cfg)
 	if err != nil {
 		return err
@@ -66,6 +83,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	loc, err := time.LoadLocation(cfg.timeZone)
 	if err != nil {
 		return fmt.Errorf("--time-zone: %w", err)
+	}
+	if err := cfg.sessions.Validate(); err != nil {
+		return fmt.Errorf("sessions: %w", err)
 	}
 	s := &server{cfg: cfg, log: log, loc: loc}
 	defer s.close()
@@ -89,14 +109,24 @@ type server struct {
 
 // environment is one environment being served.
 type environment struct {
-	svc *control.Service
-	db  *storage.DB
-	api *control.API
-	ln  net.Listener
-	srv *http.Server
+	svc      *control.Service
+	db       *storage.DB
+	sessions *session.Server
+	api      *control.API
+	ln       net.Listener
+	srv      *http.Server
 }
 
 func (s *server) open(ctx context.Context) error {
+	// One pool for both environments: they share the CPU.
+	analyzer := control.NewAnalyzer(s.cfg.workers, s.cfg.queue, media.VideoOptions{})
+	// The face detector is loaded once and shared by every session; the
+	// sessions of both environments share the machine, and so one bound.
+	cascade, err := face.LoadCascade()
+	if err != nil {
+		return err
+	}
+	capacity := session.NewCapacity(s.cfg.sessions.MaxSessions)
 	for _, e := range []struct {
 		env  control.Env
 		addr string
@@ -107,7 +137,20 @@ func (s *server) open(ctx context.Context) error {
 		}
 		env := &environment{svc: svc, db: db}
 		s.envs = append(s.envs, env)
-		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, s.cfg)})
+		// Before serving: a run in progress would look like one a crash
+		// cut short.
+		rec, err := svc.Recover(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.env, err)
+		}
+		if rec != (control.Recovery{}) {
+			s.log.Warn("repaired what a crash left", "env", string(e.env), "runs_reset", rec.Reset,
+				"runs_removed", rec.Removed, "media_folders_removed", rec.Orphans)
+		}
+		if env.sessions, err = session.NewServer(svc, session.Options{Config: s.cfg.sessions, Cascade: cascade, Logger: s.log, Capacity: capacity}); err != nil {
+			return err
+		}
+		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer})
 		if env.ln, err = net.Listen("tcp", e.addr); err != nil {
 			return fmt.Errorf("%s: %w", e.env, err)
 		}
@@ -117,6 +160,9 @@ func (s *server) open(ctx context.Context) error {
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		}
+		// Shutdown does not reach hijacked connections: the sessions
+		// end theirs (serve waits for them).
+		env.srv.RegisterOnShutdown(func() { env.sessions.Shutdown(context.Background()) })
 		s.log.Info("listening", "env", string(e.env), "addr", env.ln.Addr().String())
 	}
 	return nil
@@ -125,8 +171,8 @@ func (s *server) open(ctx context.Context) error {
 // mountedRoutes are the routes served beside the API on an environment's
 // listener: the session server's (GET /sessions, POST /sessions/whip) and,
 // with --dev, the demo page belong here.
-func mountedRoutes(*control.Service, *serveConfig) []control.Route {
-	return nil
+func mountedRoutes(_ *control.Service, sessions *session.Server, _ *serveConfig) []control.Route {
+	return sessions.Routes()
 }
 
 // serve answers requests until ctx ends, then stops accepting, lets the
@@ -146,6 +192,12 @@ func (s *server) serve(ctx context.Context) error {
 	defer cancel()
 	for _, e := range s.envs {
 		if serr := e.srv.Shutdown(stop); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}
+	// The sessions store their last measures before the databases close.
+	for _, e := range s.envs {
+		if serr := e.sessions.Shutdown(stop); serr != nil {
 			err = errors.Join(err, serr)
 		}
 	}
