@@ -125,6 +125,7 @@ func analyzePulse(t []float64, chans, refs [][]float64) pulseAnalysis {
 	}
 	period := pa.track.periodAt(len(pa.wave.Pulse), pa.rateHz)
 	pa.beats = beats.Detect(nil, pa.wave.Pulse, period, pa.rateHz)
+	beats.Align(pa.beats, pa.wave.Wide, pa.rateHz)
 	pa.iv = beats.Intervals(pa.beats)
 	pa.nn = beats.Stats(pa.iv)
 	pa.summary.Beats = len(pa.beats)

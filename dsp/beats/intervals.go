@@ -23,8 +23,9 @@ const localSpan = 5
 type Interval struct {
 	S  float64 // seconds
 	At float64 // time of the beat that ends it, s
-	// NN is true when the interval passed artefact rejection: plausible and
-	// within LocalDeviation of the median of its neighbours.
+	// NN is true when the interval passed artefact rejection: plausible,
+	// within LocalDeviation of the median of its neighbours, and between two
+	// beats that look like beats (trusted).
 	NN bool
 }
 
@@ -48,7 +49,8 @@ func Intervals(beats []Beat) []Interval {
 		}
 		med := median(win)
 		out[i].NN = iv.S >= MinIntervalS && iv.S <= MaxIntervalS && med > 0 &&
-			math.Abs(iv.S-med) <= LocalDeviation*med
+			math.Abs(iv.S-med) <= LocalDeviation*med &&
+			trusted(beats[i]) && trusted(beats[i+1])
 	}
 	return out
 }
@@ -90,3 +92,8 @@ func Stats(iv []Interval) NNStats {
 	}
 	return st
 }
+
+// trusted reports whether a beat's time can be trusted: its shape fits the
+// mean beat (Beat.Fit at least MinFit), or it was never compared (Fit 0:
+// no Align, or too near an end of the wave).
+func trusted(b Beat) bool { return b.Fit == 0 || b.Fit >= MinFit }
