@@ -70,8 +70,9 @@ type pulseAnalysis struct {
 }
 
 // analyzePulse runs the signal part of every route: times in seconds from 0
-// (clean output), one channel for contact traces or R, G, B for camera ones.
-func analyzePulse(t []float64, chans [][]float64) pulseAnalysis {
+// (clean output), one channel for contact traces or R, G, B for camera ones,
+// and for camera traces from frames the references of pulse.Camera.
+func analyzePulse(t []float64, chans, refs [][]float64) pulseAnalysis {
 	var pa pulseAnalysis
 	pa.summary.Samples = len(t)
 	if len(t) < 2 {
@@ -104,7 +105,11 @@ func analyzePulse(t []float64, chans [][]float64) pulseAnalysis {
 		grid[i] = resample.Uniform(nil, t, c, pa.rateHz)
 	}
 	if len(grid) == 3 {
-		pa.wave = pulse.FromRGB(grid[0], grid[1], grid[2], pa.rateHz)
+		c := pulse.Camera{R: grid[0], G: grid[1], B: grid[2]}
+		for _, r := range refs {
+			c.Refs = append(c.Refs, resample.Uniform(nil, t, r, pa.rateHz))
+		}
+		pa.wave = pulse.FromCamera(c, pa.rateHz)
 	} else {
 		pa.wave = pulse.FromIntensity(grid[0], pa.rateHz)
 	}
@@ -120,6 +125,7 @@ func analyzePulse(t []float64, chans [][]float64) pulseAnalysis {
 	}
 	period := pa.track.periodAt(len(pa.wave.Pulse), pa.rateHz)
 	pa.beats = beats.Detect(nil, pa.wave.Pulse, period, pa.rateHz)
+	beats.Align(pa.beats, pa.wave.Wide, pa.rateHz)
 	pa.iv = beats.Intervals(pa.beats)
 	pa.nn = beats.Stats(pa.iv)
 	pa.summary.Beats = len(pa.beats)

@@ -3,6 +3,7 @@ package dsp
 import (
 	"image"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/pulsewire/pulsewire/dsp/face"
@@ -27,6 +28,9 @@ type Stream struct {
 	recs []frameRecord
 	// The skin colour trace: frames with a face only.
 	t, r, g, b []float64
+	// The references of the trace (pulse.Camera): background luma, face
+	// centre and side, same frames.
+	bg, cx, cy, side []float64
 }
 
 // streamCapacity is the number of frames the buffers are first sized for.
@@ -43,6 +47,10 @@ func NewStream(c *face.Cascade, in Inputs) *Stream {
 		r:       make([]float64, 0, streamCapacity),
 		g:       make([]float64, 0, streamCapacity),
 		b:       make([]float64, 0, streamCapacity),
+		bg:      make([]float64, 0, streamCapacity),
+		cx:      make([]float64, 0, streamCapacity),
+		cy:      make([]float64, 0, streamCapacity),
+		side:    make([]float64, 0, streamCapacity),
 	}
 }
 
@@ -84,6 +92,10 @@ func (s *Stream) Observe(o face.Observation, at time.Duration) {
 		s.r = append(s.r, o.R)
 		s.g = append(s.g, o.G)
 		s.b = append(s.b, o.B)
+		s.bg = append(s.bg, o.BackgroundLuma)
+		s.cx = append(s.cx, o.CentreX)
+		s.cy = append(s.cy, o.CentreY)
+		s.side = append(s.side, o.Side)
 	}
 }
 
@@ -121,8 +133,8 @@ func (s *Stream) analyze(fromS float64) pulseAnalysis {
 	case len(codes) > 0 && codes[0] == ConformityFacePresence:
 		pa.err = codes[0]
 	default:
-		t, ch := clean(s.t[j:], s.r[j:], s.g[j:], s.b[j:])
-		pa = analyzePulse(t, ch)
+		t, ch := clean(s.t[j:], s.r[j:], s.g[j:], s.b[j:], s.bg[j:], s.cx[j:], s.cy[j:], s.side[j:])
+		pa = analyzePulse(t, ch[:3], references(ch[3], ch[4:]))
 		// A capture fault explains a missing pulse better than the
 		// absence itself, and a pulse measured through one is not trusted.
 		if len(codes) > 0 && (pa.err == "" || pa.err == ConformityMissingSignal) {
@@ -132,6 +144,18 @@ func (s *Stream) analyze(fromS float64) pulseAnalysis {
 	pa.summary.Seconds = q.seconds
 	pa.summary.Conformity = pa.err
 	return pa
+}
+
+// references returns the references of a camera trace from frames: the
+// background luma, when every frame has one, and the face's position and
+// size. Position and size are references even when the face stays put: a
+// flat reference costs nothing.
+func references(bg []float64, motion [][]float64) [][]float64 {
+	refs := motion
+	if !slices.Contains(bg, 0) {
+		refs = append([][]float64{bg}, motion...)
+	}
+	return refs
 }
 
 // AnalyzeFrames runs a whole recording through a Stream: the batch path of

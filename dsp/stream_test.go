@@ -186,9 +186,10 @@ var photoOnce = sync.OnceValues(func() (image.Image, error) {
 })
 
 // pulsingFrames renders the 320x400 face photo scaled by zoom (a power of
-// two) on a w x h backdrop with every pixel's colour modulated by the
-// synthetic pulse (the skin signature of testsignal, applied to the whole
-// frame: the tracker only reads skin).
+// two) on a w x h backdrop with the colour of its skin modulated by the
+// synthetic pulse (the skin signature of testsignal). Skin is what has the
+// chroma of skin (Cb 77-127, Cr 133-173; Chai & Ngan 1999): the backdrop and
+// the rest of the photo stay as they are, as a room does.
 func pulsingFrames(t testing.TB, s testsignal.Signal, w, h int, zoom float64) []*image.RGBA {
 	t.Helper()
 	photo, err := photoOnce()
@@ -205,15 +206,23 @@ func pulsingFrames(t testing.TB, s testsignal.Signal, w, h int, zoom float64) []
 			base.SetRGBA((w-pw)/2+x, (h-ph)/2+y, color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 255})
 		}
 	}
+	skin := make([]bool, len(base.Pix)/4)
+	for p := range skin {
+		_, cb, cr := color.RGBToYCbCr(base.Pix[4*p], base.Pix[4*p+1], base.Pix[4*p+2])
+		skin[p] = cb >= 77 && cb <= 127 && cr >= 133 && cr <= 173
+	}
 	frames := make([]*image.RGBA, len(s.T))
 	for i := range frames {
 		f := image.NewRGBA(base.Rect)
+		copy(f.Pix, base.Pix)
 		gain := [3]float64{s.R[i] / (1.35 * 120), s.G[i] / 120, s.B[i] / (0.8 * 120)}
-		for p := 0; p < len(f.Pix); p += 4 {
-			for ch := 0; ch < 3; ch++ {
-				f.Pix[p+ch] = uint8(math.Min(255, math.Round(float64(base.Pix[p+ch])*gain[ch])))
+		for p, isSkin := range skin {
+			if !isSkin {
+				continue
 			}
-			f.Pix[p+3] = 255
+			for ch := 0; ch < 3; ch++ {
+				f.Pix[4*p+ch] = uint8(math.Min(255, math.Round(float64(base.Pix[4*p+ch])*gain[ch])))
+			}
 		}
 		frames[i] = f
 	}

@@ -164,7 +164,7 @@ func analyzeSignal(t []float64, ch [][]float64, in *Inputs) Result {
 		pa.err = MissingSignal
 		pa.summary.Conformity = MissingSignal
 	} else {
-		pa = analyzePulse(t, ch)
+		pa = analyzePulse(t, ch, nil)
 	}
 	return assemble(&pa, in)
 }

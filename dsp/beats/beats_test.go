@@ -2,6 +2,7 @@ package beats
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
@@ -129,5 +130,50 @@ func TestStressIndex(t *testing.T) {
 	}
 	if _, ok := StressIndex([]Interval{{S: 0.8, NN: true}, {S: 0.8, NN: true}}); ok {
 		t.Error("SI of a zero range")
+	}
+}
+
+// TestIntervalsRejectMisplacedBeats checks the successive-difference test:
+// a beat timed 100 ms late moves its two intervals by 12%, inside the 20%
+// rule, but far beyond the recording's own spread of differences, so both
+// are rejected (and the neighbours whose difference to them is large may
+// go too); a series with sinus arrhythmia loses nothing.
+func TestIntervalsRejectMisplacedBeats(t *testing.T) {
+	rsa := func(i int) float64 { return 0.8 + 0.03*math.Sin(2*math.Pi*float64(i)/5) }
+	cases := []struct {
+		name          string
+		late          int   // index of the beat timed 100 ms late, -1 for none
+		must, mayAlso []int // intervals that must be rejected, and may be
+	}{
+		{"sinus arrhythmia only", -1, nil, nil},
+		{"one beat 100 ms late", 12, []int{11, 12}, []int{10, 13}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			times := []float64{0}
+			for i := 0; i < 30; i++ {
+				times = append(times, times[len(times)-1]+rsa(i))
+			}
+			if tc.late >= 0 {
+				times[tc.late] += 0.1
+			}
+			iv := Intervals(beatsAt(times...))
+			var got []int
+			for i, v := range iv {
+				if !v.NN {
+					got = append(got, i)
+				}
+			}
+			for _, i := range tc.must {
+				if !slices.Contains(got, i) {
+					t.Errorf("interval %d kept (rejected %v)", i, got)
+				}
+			}
+			for _, i := range got {
+				if !slices.Contains(tc.must, i) && !slices.Contains(tc.mayAlso, i) {
+					t.Errorf("interval %d rejected (rejected %v)", i, got)
+				}
+			}
+		})
 	}
 }

@@ -25,6 +25,9 @@ type Beat struct {
 	Peak   float64 // wave value at the peak
 	Trough float64 // lowest wave value since the previous beat (the foot of this one)
 	FootT  float64 // time of that lowest value, s
+	// Fit is the correlation of the beat with the mean beat after Align,
+	// 0-1 (0 before Align, or when the beat was too near an end).
+	Fit float64
 }
 
 // Amplitude is the height of the beat above its foot.

@@ -120,27 +120,37 @@ func (f frame) edgeCell(y, x, m int, area uint32) uint8 {
 // sceneLuma is the mean luma of the whole frame, 0-255, sampled on a grid of
 // every step-th pixel in both directions.
 func (f frame) sceneLuma(step int) float64 {
-	var sum uint64
-	n := 0
-	for y := step / 2; y < f.h; y += step {
+	sum, n := f.lumaSum(step, rect{0, 0, f.w, f.h})
+	if n == 0 {
+		return 0
+	}
+	return float64(sum) / float64(n)
+}
+
+// lumaSum sums the luma of the pixels of rc (clipped to the frame) that lie
+// on the grid of sceneLuma, and counts them.
+func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
+	x0, y0 := max(rc.x0, 0), max(rc.y0, 0)
+	x1, y1 := min(rc.x1, f.w), min(rc.y1, f.h)
+	// The first grid point at or after x0 (and y0): grid points sit at
+	// step/2 + k*step.
+	first := func(v int) int { return step/2 + max(0, (v-step/2+step-1)/step)*step }
+	for y := first(y0); y < y1; y += step {
 		if f.ycc != nil {
 			row := f.ycc.Y[y*f.ycc.YStride : y*f.ycc.YStride+f.w]
-			for x := step / 2; x < f.w; x += step {
+			for x := first(x0); x < x1; x += step {
 				sum += uint64(row[x])
 				n++
 			}
 			continue
 		}
 		row := f.rgba.Pix[y*f.rgba.Stride : y*f.rgba.Stride+4*f.w]
-		for x := step / 2; x < f.w; x += step {
+		for x := first(x0); x < x1; x += step {
 			sum += uint64(luma601(row[4*x], row[4*x+1], row[4*x+2]))
 			n++
 		}
 	}
-	if n == 0 {
-		return 0
-	}
-	return float64(sum) / float64(n)
+	return sum, n
 }
 
 // area is a rectangle with fractional edges, in frame pixels: [x0, x1) x

@@ -27,16 +27,31 @@ const (
 )
 
 // matcher holds the key frame's template and the scratch buffers.
+//
+// The match is on zero-mean texture: the template and each candidate window
+// have their own mean subtracted before the absolute differences are summed.
+// A change of brightness (the light, or the pulse itself darkening the skin)
+// then leaves the match where it was; with plain differences it tilts the
+// V of the sum around its minimum and moves the sub-cell estimate in step
+// with the pulse, which would make the motion a copy of the pulse.
 type matcher struct {
 	cell   int // pixels per cell along each axis
 	x0, y0 int // template's top-left corner in the key frame, pixels
 	px, py int // whole-cell offset where the template was last found
-	tmpl   [templateCells * templateCells]uint8
+	// tmpl is the template times its cell count, minus its sum.
+	tmpl   [templateCells * templateCells]int32
+	grey   [templateCells * templateCells]uint8
 	search [(templateCells + 2*searchRadius) * (templateCells + 2*searchRadius)]uint8
-	sad    [(2*searchRadius + 1) * (2*searchRadius + 1)]uint32
-	acc    [templateCells + 2*searchRadius]uint32
-	ready  bool
+	// sums[j*(sw+1)+i] is the sum of search over rows < j and columns < i
+	// (sw = templateCells + 2 searchRadius): window sums in four look-ups.
+	sums  [(templateCells + 2*searchRadius + 1) * (templateCells + 2*searchRadius + 1)]int32
+	sad   [(2*searchRadius + 1) * (2*searchRadius + 1)]uint32
+	acc   [templateCells + 2*searchRadius]uint32
+	ready bool
 }
+
+// templateArea is the number of cells in the template.
+const templateArea = templateCells * templateCells
 
 // capture makes frame f the key frame: it stores the face texture around
 // the box centre (cx, cy) of side size as the template.
@@ -50,7 +65,14 @@ func (m *matcher) capture(f frame, cx, cy, size float64) {
 	half := templateCells * m.cell / 2
 	m.x0, m.y0 = int(cx+0.5)-half, int(cy+0.5)-half
 	m.px, m.py = 0, 0
-	f.cells(m.tmpl[:], m.acc[:], m.x0, m.y0, templateCells, templateCells, m.cell)
+	f.cells(m.grey[:], m.acc[:], m.x0, m.y0, templateCells, templateCells, m.cell)
+	var sum int32
+	for _, v := range m.grey {
+		sum += int32(v)
+	}
+	for i, v := range m.grey {
+		m.tmpl[i] = templateArea*int32(v) - sum
+	}
 	m.ready = true
 }
 
@@ -63,15 +85,27 @@ func (m *matcher) track(f frame) (dx, dy float64, ok bool) {
 	const sw = templateCells + 2*searchRadius
 	const span = 2*searchRadius + 1
 	f.cells(m.search[:], m.acc[:], m.x0+(m.px-searchRadius)*m.cell, m.y0+(m.py-searchRadius)*m.cell, sw, sw, m.cell)
+	const ss = sw + 1
+	for j := 0; j < sw; j++ {
+		var row int32
+		for i := 0; i < sw; i++ {
+			row += int32(m.search[j*sw+i])
+			m.sums[(j+1)*ss+i+1] = m.sums[j*ss+i+1] + row
+		}
+	}
 	best, bi := ^uint32(0), 0
 	for oy := 0; oy < span; oy++ {
 		for ox := 0; ox < span; ox++ {
+			// The window's sum: both terms of a difference then carry
+			// templateArea times their value minus their sum.
+			ws := m.sums[(oy+templateCells)*ss+ox+templateCells] - m.sums[oy*ss+ox+templateCells] -
+				m.sums[(oy+templateCells)*ss+ox] + m.sums[oy*ss+ox]
 			var s uint32
 			for j := 0; j < templateCells; j++ {
 				t := m.tmpl[j*templateCells : (j+1)*templateCells]
 				w := m.search[(oy+j)*sw+ox : (oy+j)*sw+ox+templateCells]
 				for i, v := range t {
-					d := int32(v) - int32(w[i])
+					d := v - templateArea*int32(w[i]) + ws
 					s += uint32(max(d, -d))
 				}
 			}

@@ -53,6 +53,10 @@ type Observation struct {
 	// FaceFraction is Box's height over the frame height (dimensionless,
 	// 0-1+): how much of the picture the face fills.
 	FaceFraction float64
+	// CentreX, CentreY and Side are Box's centre and side in the image's
+	// coordinates before rounding to whole pixels: the face's position and
+	// size to a fraction of a pixel, the motion references of the pulse.
+	CentreX, CentreY, Side float64
 
 	// R, G, B are the robust means over the skin pixels of all regions of
 	// interest together: the regions' means weighted by their skin pixels.
@@ -72,6 +76,14 @@ type Observation struct {
 	// 4-pixel grid), 0-255, set even without a face: flicker of the room
 	// light shows here.
 	SceneLuma float64
+	// BackgroundLuma is the mean BT.601 luma, 0-255, of the frame outside
+	// the face, its hair and the body below it (the face box widened to
+	// 1.6 box sides, from 0.9 box sides above its centre down to the
+	// bottom of the frame), on the same grid as SceneLuma: the light on the
+	// room without the pulse, the reference that tells a change of light
+	// from a change of skin colour. 0 when less than a tenth of the frame
+	// lies outside, or without a face.
+	BackgroundLuma float64
 	// Motion is how far the face moved since the previous frame, in face
 	// heights (Box heights): the length of the measured displacement of the
 	// face's texture. It is 0 on the frame a face is (re)acquired.

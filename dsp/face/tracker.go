@@ -100,7 +100,7 @@ func (t *Tracker) Observe(img image.Image) Observation {
 	var obs Observation
 	if f.w < minFrameSide || f.h < minFrameSide {
 		// Too small to hold a detectable face.
-		obs.SceneLuma = f.sceneLuma(4)
+		obs.SceneLuma = f.sceneLuma(lumaStep)
 		return obs
 	}
 	if f.w != t.w || f.h != t.h {
@@ -108,7 +108,10 @@ func (t *Tracker) Observe(img image.Image) Observation {
 		t.w, t.h = f.w, f.h
 	}
 	t.origin = img.Bounds().Min
-	obs.SceneLuma = f.sceneLuma(4)
+	sceneSum, sceneN := f.lumaSum(lumaStep, rect{0, 0, f.w, f.h})
+	if sceneN > 0 {
+		obs.SceneLuma = float64(sceneSum) / float64(sceneN)
+	}
 
 	t.justAcquired, t.detected, t.placed = false, false, false
 	if t.found {
@@ -136,6 +139,7 @@ func (t *Tracker) Observe(img image.Image) Observation {
 		obs.Motion = 0
 	}
 	t.measure(f, &obs)
+	obs.BackgroundLuma = t.background(f, sceneSum, sceneN)
 	// A new key frame when the detector has moved the box, and when the
 	// face has moved far from the key frame (its texture may have turned).
 	// A still face keeps its key frame, so its box does not move at all.
@@ -290,6 +294,8 @@ func (t *Tracker) measure(f frame, obs *Observation) {
 	obs.Detected = t.detected
 	obs.Box = image.Rect(int(t.cx-half+0.5), int(t.cy-half+0.5), int(t.cx+half+0.5), int(t.cy+half+0.5)).Add(t.origin)
 	obs.FaceFraction = t.size / float64(f.h)
+	obs.CentreX, obs.CentreY = t.cx+float64(t.origin.X), t.cy+float64(t.origin.Y)
+	obs.Side = t.size
 	obs.R, obs.G, obs.B, obs.SkinPixels = m.R, m.G, m.B, m.Pixels
 	if total > 0 {
 		obs.SkinFraction = min(1, float64(m.Pixels)/total)
@@ -297,6 +303,21 @@ func (t *Tracker) measure(f frame, obs *Observation) {
 	if m.Pixels > 0 {
 		obs.Luma = 0.299*m.R + 0.587*m.G + 0.114*m.B
 	}
+}
+
+// lumaStep is the sampling grid of the scene and background lumas, pixels.
+const lumaStep = 4
+
+// background returns the mean luma outside the face, its hair and the body
+// below (Observation.BackgroundLuma), given the luma sum and count of the
+// whole frame on the lumaStep grid.
+func (t *Tracker) background(f frame, sceneSum uint64, sceneN int) float64 {
+	excl := rect{int(t.cx - 0.8*t.size), int(t.cy - 0.9*t.size), int(t.cx + 0.8*t.size + 1), f.h}
+	inSum, inN := f.lumaSum(lumaStep, excl)
+	if n := sceneN - inN; n > 0 && 10*n >= sceneN {
+		return float64(sceneSum-inSum) / float64(n)
+	}
+	return 0
 }
 
 // grow returns b resized to n, reallocating only when it is too small.

@@ -346,3 +346,66 @@ func BenchmarkObserve(b *testing.B) {
 		}
 	})
 }
+
+// TestTrackerReferences checks the references the pulse is rectified
+// against: the background's luma follows a change of the room and not of
+// the skin, and the face's position follows motion and not a change of
+// brightness (the pulse darkens the skin without moving it).
+func TestTrackerReferences(t *testing.T) {
+	at := image.Pt(160, 40)
+	base := scene(t, 640, 480, at, 1)
+	isBackdrop := func(p []uint8) bool {
+		r, g, b, _ := backdrop.RGBA()
+		return p[0] == uint8(r>>8) && p[1] == uint8(g>>8) && p[2] == uint8(b>>8)
+	}
+	// lift scales the backdrop's or the photo's pixels by gain: a
+	// change of light, or the pulse, is multiplicative.
+	lift := func(backdropToo, skin bool, gain float64) *image.RGBA {
+		f := image.NewRGBA(base.Rect)
+		copy(f.Pix, base.Pix)
+		for i := 0; i < len(f.Pix); i += 4 {
+			if bd := isBackdrop(f.Pix[i : i+3]); (bd && backdropToo) || (!bd && skin) {
+				for c := range 3 {
+					f.Pix[i+c] = uint8(min(255, math.Round(float64(f.Pix[i+c])*gain)))
+				}
+			}
+		}
+		return f
+	}
+	cases := []struct {
+		name          string
+		next          *image.RGBA
+		dBackground   float64 // expected change of BackgroundLuma
+		dx, dG        float64 // expected change of CentreX (pixels) and G
+		tolBackground float64
+	}{
+		{"room light rises", lift(true, false, 1.1), 8.7, 0, 0, 1},
+		{"skin brightens", lift(false, true, 1.03), 0, 0, 4.2, 1},
+		{"face moves right", scene(t, 640, 480, at.Add(image.Pt(2, 0)), 1), 0, 2, 0, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker(cascade(t))
+			o0 := tr.Observe(base)
+			o1 := tr.Observe(tc.next)
+			if !o0.Face || !o1.Face {
+				t.Fatal("face lost")
+			}
+			if o0.BackgroundLuma <= 0 {
+				t.Fatalf("BackgroundLuma %v, want the backdrop's", o0.BackgroundLuma)
+			}
+			if d := o1.BackgroundLuma - o0.BackgroundLuma; math.Abs(d-tc.dBackground) > tc.tolBackground {
+				t.Errorf("BackgroundLuma moved by %.2f, want %.1f", d, tc.dBackground)
+			}
+			if d := o1.CentreX - o0.CentreX; math.Abs(d-tc.dx) > 0.25 {
+				t.Errorf("CentreX moved by %.3f px, want %.0f", d, tc.dx)
+			}
+			if d := o1.CentreY - o0.CentreY; math.Abs(d) > 0.5 {
+				t.Errorf("CentreY moved by %.3f px, want 0", d)
+			}
+			if d := o1.G - o0.G; math.Abs(d-tc.dG) > 0.4 {
+				t.Errorf("skin green moved by %.2f, want %.1f", d, tc.dG)
+			}
+		})
+	}
+}

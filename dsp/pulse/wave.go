@@ -54,33 +54,91 @@ type Wave struct {
 	PeakHz float64
 }
 
-// FromRGB extracts the pulse from camera colour traces (mean skin R, G, B per
-// sample, uniform at rateHz). It computes POS and CHROM and keeps the one
-// with the higher pulse SNR: POS is the more robust to motion in Wang et
-// al.'s benchmark, CHROM sometimes wins under coloured light, and the
-// spectrum shows which one saw the clearer pulse in this recording.
-func FromRGB(r, g, b []float64, rateHz float64) Wave {
-	wide := filter.Bandpass(4, BandLoHz, wideHi(rateHz), rateHz)
-	narrow := filter.Bandpass(4, BandLoHz, BandHiHz, rateHz)
-	var a spectrum.Analyzer
+// Camera is a camera trace on a uniform grid: the mean skin colour per
+// sample and, when the frames themselves were seen, references of what
+// changes that colour without being the pulse.
+type Camera struct {
+	R, G, B []float64 // mean skin red, green, blue
+	// Refs are reference signals of equal length: the background's
+	// brightness and the face's position and size (see Rectify). Nil for
+	// a bare colour trace.
+	Refs [][]float64
+}
 
-	posWide := wide.FiltFilt(nil, POS(nil, r, g, b, rateHz))
-	pos := finish(Wave{Wide: posWide, Method: MethodPOS}, narrow, rateHz, &a)
-	chrom := finish(Wave{Wide: CHROM(nil, r, g, b, rateHz, wide), Method: MethodCHROM}, narrow, rateHz, &a)
+// FromRGB is FromCamera for a bare colour trace.
+func FromRGB(r, g, b []float64, rateHz float64) Wave {
+	return FromCamera(Camera{R: r, G: g, B: b}, rateHz)
+}
+
+// FromCamera extracts the pulse from a camera trace (uniform at rateHz). It
+// computes POS and CHROM and keeps the one with the higher pulse SNR: POS is
+// the more robust to motion in Wang et al.'s benchmark, CHROM sometimes wins
+// under coloured light, and the spectrum shows which one saw the clearer
+// pulse in this recording.
+//
+// The green channel alone (Verkruysse et al., Opt. Express 16(26), 2008) is
+// the third candidate. Both projections lean on the small colour part of the
+// pulse (the pulse is 95% aligned with a change of brightness in normalised
+// RGB), and video compression quantises colour much harder than brightness:
+// at H.264 CRF 22-26 the projections often see only noise where green still
+// shows the pulse clearly. Green has no defence of its own against light and
+// motion, though. With references, every candidate is rectified against
+// them first (Rectify), which takes out the changes of room light and the
+// effects of motion, and green competes on equal terms. Without them it is
+// taken only when it confirms the projection's rate with a clearer spectrum:
+// the projections decide where the pulse is, green may only sharpen it.
+func FromCamera(c Camera, rateHz float64) Wave {
+	x := newExtractor(c, rateHz)
+	pos, chrom := x.extract(MethodPOS), x.extract(MethodCHROM)
 	w := pos
 	if chrom.SNR > pos.SNR {
 		w = chrom
 	}
-	// Green alone has the least sensor noise of all (one channel, no
-	// weighted sums) but no defence against light and motion. It is taken
-	// only when it confirms the projection's rate with a clearer spectrum:
-	// the projections decide where the pulse is, green may only sharpen it.
-	green := finish(Wave{Wide: wide.FiltFilt(nil, relative(g)), Method: MethodGreen}, narrow, rateHz, &a)
-	if green.SNR > w.SNR && math.Abs(green.PeakHz-w.PeakHz) <= confirmHz {
+	green := x.extract(MethodGreen)
+	if green.SNR > w.SNR && (len(x.refs) > 0 || math.Abs(green.PeakHz-w.PeakHz) <= confirmHz) {
 		w = green
 	}
-	w.Baseline = baseline(g, rateHz)
+	w.Baseline = baseline(c.G, rateHz)
 	return w
+}
+
+// extractor holds what the methods of one camera trace share: the filters
+// and the band-passed references.
+type extractor struct {
+	c            Camera
+	rateHz       float64
+	wide, narrow *filter.Filter
+	refs         [][]float64
+	a            spectrum.Analyzer
+}
+
+func newExtractor(c Camera, rateHz float64) *extractor {
+	x := &extractor{
+		c: c, rateHz: rateHz,
+		wide:   filter.Bandpass(4, BandLoHz, wideHi(rateHz), rateHz),
+		narrow: filter.Bandpass(4, BandLoHz, BandHiHz, rateHz),
+	}
+	for _, r := range c.Refs {
+		x.refs = append(x.refs, x.wide.FiltFilt(nil, r))
+	}
+	return x
+}
+
+func (x *extractor) extract(m Method) Wave {
+	c := x.c
+	var wide []float64
+	switch m {
+	case MethodPOS:
+		wide = x.wide.FiltFilt(nil, POS(nil, c.R, c.G, c.B, x.rateHz))
+	case MethodCHROM:
+		wide = CHROM(nil, c.R, c.G, c.B, x.rateHz, x.wide)
+	default:
+		wide = x.wide.FiltFilt(nil, relative(c.G))
+	}
+	if len(x.refs) > 0 {
+		Rectify(wide, wide, x.refs, x.rateHz)
+	}
+	return finish(Wave{Wide: wide, Method: m}, x.narrow, x.rateHz, &x.a)
 }
 
 // confirmHz: two spectra whose strongest peaks are within 0.05 Hz (3 bpm)

@@ -5,6 +5,7 @@ import (
 	"image"
 	"math"
 	"math/cmplx"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -343,5 +344,43 @@ func BenchmarkRender(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		c.Render(i%c.Len(), img)
+	}
+}
+
+// TestPulsePeaksFollowOnsets checks that every beat keeps its time course
+// from its own onset: the systolic peaks are as far apart as the onsets, so
+// the RMSSD of the peak-to-peak intervals is that of the RR series the truth
+// reports (stretching each beat to its interval lost about 13%).
+func TestPulsePeaksFollowOnsets(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		hr, br, rmssd float64
+	}{
+		{"slow and variable", 55, 12, 80},
+		{"fast and steady", 140, 20, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPhysiology(rand.New(rand.NewPCG(7, 8)), 30, tc.hr, tc.br, tc.rmssd)
+			const step = 1e-4
+			var peaks []float64
+			for i := 1; i+1 < len(p.beats); i++ {
+				best, at := math.Inf(-1), 0.0
+				for s := p.beats[i]; s < p.beats[i]+0.5*p.period; s += step {
+					if v := p.pulse(s); v > best {
+						best, at = v, s
+					}
+				}
+				peaks = append(peaks, at)
+			}
+			var rr, pp []float64
+			for i := 1; i < len(peaks); i++ {
+				pp = append(pp, peaks[i]-peaks[i-1])
+				rr = append(rr, p.beats[i+1]-p.beats[i])
+			}
+			got, want := 1000*rmssd(pp), 1000*rmssd(rr)
+			if math.Abs(got-want) > 0.05*want {
+				t.Errorf("peak-to-peak RMSSD %.1f ms, RR RMSSD %.1f ms: want within 5%%", got, want)
+			}
+		})
 	}
 }

@@ -9,7 +9,10 @@ import (
 // how breathing evolves, and the resulting pulse wave.
 type physiology struct {
 	beats []float64 // onset of each beat, seconds; beats[i+1]-beats[i] is an RR interval
-	br    breathing
+	// period is the mean RR interval, seconds: the time scale of every
+	// beat's shape (see pulse).
+	period float64
+	br     breathing
 	// riav is the depth of the respiratory modulation of pulse amplitude
 	// (fraction); riiv that of skin brightness (fraction).
 	riav, riiv float64
@@ -50,12 +53,13 @@ func (b breathing) value(t float64) float64 {
 // of the RR series have exactly the requested RMSSD and its mean is exactly
 // 60/hrBPM: the ground truth is a property of the sequence, not a target.
 func newPhysiology(rng *rand.Rand, seconds, hrBPM, brPerMin, rmssdMs float64) physiology {
-	p := physiology{
-		br:   breathing{meanHz: brPerMin / 60, phase0: 2 * math.Pi * rng.Float64()},
-		riav: 0.15,
-		riiv: 0.002,
-	}
 	rr0 := 60 / hrBPM
+	p := physiology{
+		br:     breathing{meanHz: brPerMin / 60, phase0: 2 * math.Pi * rng.Float64()},
+		period: rr0,
+		riav:   0.15,
+		riiv:   0.002,
+	}
 	// Beats from one interval before the clip to one after it, so the
 	// wave is defined over the whole clip.
 	n := int((seconds+2*rr0)/rr0*1.3) + 4
@@ -105,28 +109,44 @@ func rmssd(x []float64) float64 {
 	return math.Sqrt(s / float64(len(x)-1))
 }
 
-// waveform is one beat of the blood volume pulse against the beat's phase
-// φ in [0, 1): a systolic peak at 0.2 and a smaller, wider diastolic wave at
-// 0.42, with the dicrotic notch between them where the two Gaussians cross
-// (the two-Gaussian model of the photoplethysmogram pulse; Rubins,
-// "Photoplethysmography analysis of artery properties in patients with
-// cardiovascular diseases", IFMBE 2008). It is offset to mean zero over the
-// beat and peaks near 0.8.
-func waveform(phi float64) float64 {
+// waveform is one beat of the blood volume pulse against φ, the time since
+// the beat's onset in mean beat periods: a systolic peak at 0.2 and a
+// smaller, wider diastolic wave at 0.42, with the dicrotic notch between them
+// where the two Gaussians cross (the two-Gaussian model of the
+// photoplethysmogram pulse; Rubins, "Photoplethysmography analysis of artery
+// properties in patients with cardiovascular diseases", IFMBE 2008). It is
+// offset to mean zero over [0, 1) and peaks near 0.8; beyond φ = 0.9 it is
+// flat at its offset.
+func waveform(phi float64) float64 { return beatShape(phi) - shapeMean }
+
+// shapeMean is the mean of beatShape over [0, 1):
+// sqrt(2π)(sysWidth + diaAmp diaWidth) ≈ 0.2507.
+const shapeMean = 0.2507
+
+// beatShape is waveform without its offset: 0 before the onset and long
+// after it.
+func beatShape(phi float64) float64 {
 	const (
 		sysAt, sysWidth         = 0.20, 0.055
 		diaAt, diaWidth, diaAmp = 0.42, 0.10, 0.45
-		// Mean of the two Gaussians over [0, 1):
-		// sqrt(2π)(sysWidth + diaAmp diaWidth) ≈ 0.2507.
-		mean = 0.2507
 	)
 	g := func(x, at, w float64) float64 { d := (x - at) / w; return math.Exp(-d * d / 2) }
-	return g(phi, sysAt, sysWidth) + diaAmp*g(phi, diaAt, diaWidth) - mean
+	return g(phi, sysAt, sysWidth) + diaAmp*g(phi, diaAt, diaWidth)
 }
 
-// pulse is the blood volume pulse at t: the waveform of the beat in
-// progress, its amplitude modulated by breathing. Multiply by the pulse
-// amplitude to get the relative change of skin absorption.
+// pulse is the blood volume pulse at t: the sum of the shapes of the beats
+// begun in the last two mean periods, its amplitude modulated by breathing.
+// Multiply by the pulse amplitude to get the relative change of skin
+// absorption.
+//
+// Every beat keeps the same time course from its own onset (the ejection
+// and the wave's travel to the skin take as long whenever the next beat
+// comes); a short interval lets the next beat start on the tail of the
+// last, a long one leaves a flat diastole. Stretching each beat to fill its
+// own interval instead would move the systolic peak with the onset of the
+// next beat, which the heart cannot know, and the peak-to-peak intervals
+// would average neighbouring RR intervals: about 13% less RMSSD than the
+// beats have.
 func (p *physiology) pulse(t float64) float64 {
 	// Beats are sorted; the clip walks forwards, so a binary search is
 	// plenty fast.
@@ -139,11 +159,14 @@ func (p *physiology) pulse(t float64) float64 {
 			hi = mid
 		}
 	}
-	phi := (t - p.beats[lo]) / (p.beats[lo+1] - p.beats[lo])
-	if phi < 0 || phi >= 1 {
+	if t < p.beats[0] || t >= p.beats[len(p.beats)-1] {
 		return 0
 	}
-	return waveform(phi) * (1 + p.riav*p.br.value(t))
+	var v float64
+	for i := lo; i >= 0 && t-p.beats[i] < 2*p.period; i-- {
+		v += beatShape((t - p.beats[i]) / p.period)
+	}
+	return (v - shapeMean) * (1 + p.riav*p.br.value(t))
 }
 
 // truthWindow returns, for the beats wholly inside [0, seconds), their
