@@ -125,8 +125,12 @@ func (s *server) open(ctx context.Context) error {
 // mountedRoutes are the routes served beside the API on an environment's
 // listener: the session server's (GET /sessions, POST /sessions/whip) and,
 // with --dev, the demo page belong here.
-func mountedRoutes(*control.Service, *serveConfig) []control.Route {
-	return nil
+func mountedRoutes(svc *control.Service, cfg *serveConfig) []control.Route {
+	routes := widgetRoutes()
+	if cfg.dev {
+		routes = append(routes, demoRoutes(svc)...)
+	}
+	return routes
 }
 
 // serve answers requests until ctx ends, then stops accepting, lets the
@@ -177,6 +181,7 @@ PulseWire is running (dev mode).
   Production  http://%[1]s
   Test        http://%[2]s
   Data        %[3]s
+  Demo page   http://%[1]s/ (measure yourself with this computer's camera)
 
 Next steps, in another terminal:
   1. Create a client on Test and keep its API key (shown once):
