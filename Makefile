@@ -20,9 +20,13 @@ deps-test:
 run: deps-run build
 	./$(BIN) serve --dev
 
-## test: every test, with the race detector; installs ffmpeg and chromium when missing
+## test: every test, with the race detector; installs ffmpeg and chromium when missing.
+## The tests run in a private network namespace (scripts/netns.sh): the browser tests
+## reach nothing beyond loopback. Modules are downloaded first, since inside there is no
+## network. Screenshots of the browser tests go to scripts/out/e2e.
 test: deps-test
-	$(GO) test -race -timeout 20m ./...
+	$(GO) mod download
+	scripts/netns.sh $(GO) test -race -timeout 20m ./...
 
 ## check: formatting, vet and staticcheck (pinned)
 check:

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// The browser tests drive Debian's Chromium (make test installs it) over a
+// pipe, with a synthetic face video as its camera, against the real binary
+// in --dev mode. `make test` runs them inside a private network namespace,
+// so that nothing can leave the machine's loopback.
+
+// chromium finds the browser, or skips: make test installs it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium is not installed (make test installs it: scripts/install-deps.sh test)")
+	return ""
+}
+
+// browser is one headless Chromium with a fresh profile and a fake camera:
+// the y4m file given, or Chromium's own 640x480 test pattern; log gathers
+// its console and uncaught exceptions.
+type browser struct {
+	ctx context.Context
+	mu  sync.Mutex // protects log
+	log []string
+}
+
+func newBrowser(t *testing.T, exe, camera string) *browser {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.WindowSize(390, 844), // a phone's viewport
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("use-fake-ui-for-media-stream", true),
+		chromedp.Flag("use-fake-device-for-media-stream", true),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
+		chromedp.Flag("allow-loopback-in-peer-connection", true),
+	}
+	if camera != "" {
+		opts = append(opts, chromedp.Flag("use-file-for-fake-video-capture", camera))
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	b := &browser{ctx: ctx}
+	err := chromedp.Listen(ctx, func(ev any) {
+		var line string
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			var args []string
+			for _, a := range ev.Args {
+				args = append(args, strings.Trim(string(a.Value), `"`)+a.Description)
+			}
+			line = fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " "))
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			line = fmt.Sprintf("exception: %s %s:%d", d.Text, d.URL, d.LineNumber)
+			if d.Exception != nil {
+				line += " " + d.Exception.Description
+			}
+		default:
+			return
+		}
+		b.mu.Lock()
+		b.log = append(b.log, line)
+		b.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b.mu.Lock()
+			t.Logf("browser console:\n%s", strings.Join(b.log, "\n"))
+			b.mu.Unlock()
+		}
+	})
+	return b
+}
+
+// eval runs a JavaScript expression in the page and decodes its value;
+// a promise is awaited.
+func eval[T any](t *testing.T, b *browser, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// TestWidgetModules checks the widget's parts in the demo page: the token
+// rules, the token route, the frame message format, and the camera
+// sampler's size, rate and timing on Chromium's own fake camera.
+func TestWidgetModules(t *testing.T) {
+	exe := chromium(t)
+	srv := startServer(t, buildBinary(t), t.TempDir())
+	b := newBrowser(t, exe, "")
+	if err := chromedp.Do(b.ctx, chromedp.Navigate(srv.prod+"/")); err != nil {
+		t.Fatal(err)
+	}
+	tokens := eval[map[string]string](t, b, `(async () => {
+		const { tokenValue } = await import('/widget/token.js');
+		const out = {};
+		const attempt = (name, given) => {
+			try { out[name] = tokenValue(given); } catch (err) { out[name] = 'error:' + err.code; }
+		};
+		attempt('creation response', { id: '7c0e1b9e-2f7c-4a8e-9d51-0b6c1f2f9a11', value: 'ivat-abc', permissions: [] });
+		attempt('bare value', ' ivat-xyz ');
+		attempt('id only', { id: '7c0e1b9e-2f7c-4a8e-9d51-0b6c1f2f9a11' });
+		attempt('id as value', { value: '7c0e1b9e-2f7c-4a8e-9d51-0b6c1f2f9a11' });
+		attempt('nothing', null);
+		return out;
+	})()`)
+	for name, want := range map[string]string{
+		"creation response": "ivat-abc",
+		"bare value":        "ivat-xyz",
+		"id only":           "error:token-unavailable",
+		"id as value":       "error:token-unavailable",
+		"nothing":           "error:token-unavailable",
+	} {
+		if tokens[name] != want {
+			t.Errorf("tokenValue(%s) = %q, want %q", name, tokens[name], want)
+		}
+	}
+
+	// The demo route relays a creation response; the widget's token
+	// source takes its value.
+	minted := eval[string](t, b, `(async () => {
+		const { TokenSource } = await import('/widget/token.js');
+		return new TokenSource({ tokenUrl: '/demo/access-tokens?chain=scan' }).next();
+	})()`)
+	if !strings.HasPrefix(minted, "ivat-") {
+		t.Errorf("a token from the demo route: %q", minted)
+	}
+
+	// Two seconds of the fake camera through the sampler: how many frames,
+	// their size, their header and the spacing of their capture times.
+	var frames struct {
+		Count, Dropped, Width, Height int
+		JPEG                          bool
+		MeanGapMs, MaxGapMs           float64
+		HeaderUs, FirstUs             float64
+		CameraFPS                     float64
+	}
+	raw := eval[json.RawMessage](t, b, `(async () => {
+		const { openCamera, stopCamera, FrameSampler, frameMessage } = await import('/widget/camera.js');
+		const stream = await openCamera();
+		const video = document.createElement('video');
+		video.muted = true;
+		video.srcObject = stream;
+		await video.play();
+		const s = new FrameSampler(video, {});
+		const times = [];
+		let first = null;
+		await new Promise((done) => {
+			s.start(() => true, async (us, jpeg) => {
+				times.push(us);
+				if (!first) first = { us, msg: await frameMessage(us, jpeg) };
+			});
+			setTimeout(done, 2000);
+		});
+		s.stop();
+		const cameraFps = stream.getVideoTracks()[0].getSettings().frameRate;
+		stopCamera(stream);
+		const gaps = times.slice(1).map((t, i) => (t - times[i]) / 1000);
+		const view = new DataView(first.msg.buffer);
+		return {
+			count: times.length, dropped: s.dropped, width: s.canvas.width, height: s.canvas.height,
+			jpeg: first.msg[8] === 0xff && first.msg[9] === 0xd8,
+			meanGapMs: gaps.reduce((a, b) => a + b, 0) / gaps.length, maxGapMs: Math.max(...gaps),
+			headerUs: Number(view.getBigUint64(0)), firstUs: Math.round(first.us),
+			cameraFps,
+		};
+	})()`)
+	if err := json.Unmarshal(raw, &frames); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sampler: %+v", frames)
+	switch {
+	case frames.Width != 320 || frames.Height != 240:
+		t.Errorf("frames of %dx%d, want 320x240", frames.Width, frames.Height)
+	case !frames.JPEG:
+		t.Error("a frame message does not hold a JPEG after its 8-byte header")
+	case frames.HeaderUs != frames.FirstUs:
+		t.Errorf("header holds %v µs, the frame was taken at %v µs", frames.HeaderUs, frames.FirstUs)
+	case frames.CameraFPS < 10:
+		t.Errorf("the camera says %v frames per second", frames.CameraFPS)
+	case float64(frames.Count) < 0.8*2*min(frames.CameraFPS, 30):
+		t.Errorf("%d frames in 2 s from a %v fps camera", frames.Count, frames.CameraFPS)
+	case math.Abs(frames.MeanGapMs-1000/min(frames.CameraFPS, 30)) > 0.15*1000/min(frames.CameraFPS, 30):
+		t.Errorf("frames %.1f ms apart on average from a %v fps camera", frames.MeanGapMs, frames.CameraFPS)
+	}
+}
