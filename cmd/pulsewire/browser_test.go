@@ -40,7 +40,7 @@ type browser struct {
 	log []string
 }
 
-func newBrowser(t *testing.T, exe, camera string) *browser {
+func newBrowser(t *testing.T, exe, camera string, more ...chromedp.ExecAllocatorOption) *browser {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
@@ -60,6 +60,7 @@ func newBrowser(t *testing.T, exe, camera string) *browser {
 	if camera != "" {
 		opts = append(opts, chromedp.Flag("use-file-for-fake-video-capture", camera))
 	}
+	opts = append(opts, more...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() {
@@ -214,5 +215,27 @@ func TestWidgetModules(t *testing.T) {
 		t.Errorf("%d frames in 2 s from a %v fps camera", frames.Count, frames.CameraFPS)
 	case math.Abs(frames.MeanGapMs-1000/min(frames.CameraFPS, 30)) > 0.15*1000/min(frames.CameraFPS, 30):
 		t.Errorf("frames %.1f ms apart on average from a %v fps camera", frames.MeanGapMs, frames.CameraFPS)
+	}
+}
+
+// TestWidgetCameraDenied: a person who refuses the camera is told so, and
+// the page gets the error code.
+func TestWidgetCameraDenied(t *testing.T) {
+	exe := chromium(t)
+	srv := startServer(t, buildBinary(t), t.TempDir())
+	// Chromium's fake permission prompt, answering no.
+	b := newBrowser(t, exe, "", chromedp.Flag("use-fake-ui-for-media-stream", "deny"))
+	if err := chromedp.Do(b.ctx, chromedp.Navigate(srv.prod+"/")); err != nil {
+		t.Fatal(err)
+	}
+	denied := eval[[]string](t, b, `(async () => {
+		const { mount } = await import('/widget/pulsewire.js');
+		const slot = document.body.appendChild(document.createElement('div'));
+		const err = await new Promise((done) => mount(slot, { token: 'ivat-unused', autoStart: true, onError: done }));
+		const alert = slot.querySelector('.pulsewire-host').shadowRoot.querySelector('[role=alert]');
+		return [err.code, alert.hidden ? '' : alert.textContent];
+	})()`)
+	if len(denied) != 2 || denied[0] != "camera-denied" || !strings.Contains(denied[1], "Camera access was refused") {
+		t.Errorf("with the camera refused: %q", denied)
 	}
 }

@@ -12,7 +12,6 @@ export const codes = Object.freeze({
   network: 'network', // the connection to the server failed or was lost
   busy: 'busy', // the server runs its maximum of sessions: try again soon
   server: 'server', // the server answered something the widget cannot use
-  calibration: 'calibration', // the reference blood pressure was not stored
 });
 
 const messages = {
@@ -25,7 +24,6 @@ const messages = {
   [codes.network]: 'The connection to the measurement server was lost. Check the network and try again.',
   [codes.busy]: 'The measurement server is busy. Try again in a moment.',
   [codes.server]: 'The measurement server answered unexpectedly. Try again later.',
-  [codes.calibration]: 'The reference blood pressure could not be saved.',
 };
 
 /** An error of the widget: `code` is one of `codes`; `cause` keeps the underlying error. */
