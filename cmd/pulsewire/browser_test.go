@@ -149,6 +149,40 @@ func TestWidgetModules(t *testing.T) {
 		}
 	}
 
+	// How each end of a session reads to the page (PROTOCOL.md section 6
+	// and the WHIP statuses), and where the widget connects.
+	ends := eval[map[string]string](t, b, `(async () => {
+		const { closeError, socketURL } = await import('/widget/websocket.js');
+		const { whipError } = await import('/widget/webrtc.js');
+		const out = {};
+		for (const code of [1008, 1013, 1006, 1001, 4000, 4001, 4002, 1002, 1009, 1011]) out['ws ' + code] = closeError(code, '').code;
+		for (const status of [401, 503, 400, 413, 500]) out['whip ' + status] = whipError(status).code;
+		out['url https'] = socketURL('https://pw.example.com/widget/');
+		out['url http'] = socketURL('http://127.0.0.1:8080/');
+		return out;
+	})()`)
+	for k, want := range map[string]string{
+		"ws 1008": "token-refused", "ws 1013": "busy", "ws 1006": "network", "ws 1001": "network",
+		"ws 4000": "network", "ws 4001": "network", "ws 4002": "network",
+		"ws 1002": "server", "ws 1009": "server", "ws 1011": "server",
+		"whip 401": "token-refused", "whip 503": "busy", "whip 400": "unsupported", "whip 413": "unsupported", "whip 500": "server",
+		"url https": "wss://pw.example.com/sessions", "url http": "ws://127.0.0.1:8080/sessions",
+	} {
+		if ends[k] != want {
+			t.Errorf("%s: %q, want %q", k, ends[k], want)
+		}
+	}
+
+	// A capture time past 2^32 µs (72 minutes) keeps every byte: 8, big-endian.
+	header := eval[[]int](t, b, `(async () => {
+		const { frameMessage } = await import('/widget/camera.js');
+		const msg = await frameMessage(0x0102030405, new Blob([new Uint8Array([0xff, 0xd8, 0xff, 0xd9])]));
+		return Array.from(msg);
+	})()`)
+	if fmt.Sprint(header) != "[0 0 0 1 2 3 4 5 255 216 255 217]" {
+		t.Errorf("frame message %v", header)
+	}
+
 	// The demo route relays a creation response; the widget's token
 	// source takes its value.
 	minted := eval[string](t, b, `(async () => {
