@@ -79,6 +79,16 @@ func asInt(raw json.RawMessage) (int64, bool) {
 	return n, err == nil
 }
 
+// asNumber reads a JSON number (not a string holding one).
+func asNumber(raw json.RawMessage) (float64, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '-' && (t[0] < '0' || t[0] > '9') {
+		return 0, false
+	}
+	var x float64
+	return x, json.Unmarshal(t, &x) == nil
+}
+
 // asArray reads a JSON array into its elements.
 func asArray(raw json.RawMessage) ([]json.RawMessage, bool) {
 	var a []json.RawMessage

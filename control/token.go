@@ -139,11 +139,13 @@ func (s *Service) RevokeToken(ctx context.Context, c storage.Client, id string) 
 // OpenSession counts one session of the token whose value is presented,
 // for the session server (SPEC 2.1, 5): the value, never the id, opens a
 // session, and only for a permission the token carries, while it is neither
-// expired, revoked nor spent and its client is active. Every refusal wraps
-// storage.ErrSessionRefused with its cause, for the server log only.
-func (s *Service) OpenSession(ctx context.Context, value, permission string) (storage.TokenSession, error) {
+// expired, revoked nor spent, its client is active and admit (nil: always)
+// lets the client open one more, so that a refusal by admit spends nothing.
+// Every refusal wraps storage.ErrSessionRefused with its cause, for the
+// server log only.
+func (s *Service) OpenSession(ctx context.Context, value, permission string, admit storage.Admit) (storage.TokenSession, error) {
 	if !strings.HasPrefix(value, TokenPrefix) {
 		return storage.TokenSession{}, fmt.Errorf("%w: not an access token value", storage.ErrSessionRefused)
 	}
-	return s.db.OpenTokenSession(ctx, hashSecret(value), permission)
+	return s.db.OpenTokenSession(ctx, hashSecret(value), permission, admit)
 }

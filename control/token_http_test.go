@@ -223,17 +223,17 @@ func TestOpenSession(t *testing.T) {
 	v := r.json(t)
 	value, id := v["value"].(string), v["id"].(string)
 	ctx := t.Context()
-	if _, err := e.svc.OpenSession(ctx, id, PermissionScan); !errors.Is(err, storage.ErrSessionRefused) {
+	if _, err := e.svc.OpenSession(ctx, id, PermissionScan, nil); !errors.Is(err, storage.ErrSessionRefused) {
 		t.Fatalf("the id opened a session: %v", err)
 	}
-	if _, err := e.svc.OpenSession(ctx, value, PermissionRealtime); !errors.Is(err, storage.ErrSessionRefused) {
+	if _, err := e.svc.OpenSession(ctx, value, PermissionRealtime, nil); !errors.Is(err, storage.ErrSessionRefused) {
 		t.Fatalf("a scan token opened a realtime session: %v", err)
 	}
-	s, err := e.svc.OpenSession(ctx, value, PermissionScan)
+	s, err := e.svc.OpenSession(ctx, value, PermissionScan, nil)
 	if err != nil || s.TokenID != id || s.Opened != 1 {
 		t.Fatalf("open: %+v, %v", s, err)
 	}
-	if _, err := e.svc.OpenSession(ctx, value, PermissionScan); !errors.Is(err, storage.ErrSessionRefused) {
+	if _, err := e.svc.OpenSession(ctx, value, PermissionScan, nil); !errors.Is(err, storage.ErrSessionRefused) {
 		t.Fatalf("a spent token opened a session: %v", err)
 	}
 }

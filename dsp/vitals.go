@@ -15,9 +15,18 @@ type Vitals struct {
 	HR Variable `json:"hr"`
 	// BR is the breathing rate over the last VitalsWindow, or its code.
 	BR Variable `json:"br"`
+	// HRV is the RMSSD (ms) of the clean beat intervals over the last
+	// VitalsWindow, or its code (as the hrv variable, from 20 s on).
+	HRV Variable `json:"hrv"`
 	// QualityScore is signal.qualityScore over the same window, 0 when no
 	// pulse was analysed.
 	QualityScore float64 `json:"qualityScore"`
+	// Wave is the recent pulse wave for a live chart: the last WaveSpan
+	// or less, oldest first, scaled to -1..1 with the upstroke rising,
+	// sampled at WaveRateHz, the last sample at Elapsed. Empty until
+	// about 4 s of face have been captured; it has no unit.
+	Wave       []float64 `json:"wave"`
+	WaveRateHz float64   `json:"waveRateHz"`
 	// Guidance lists what to fix now, most important first; empty when the
 	// capture is fine.
 	Guidance []Guidance `json:"guidance"`
@@ -56,7 +65,8 @@ var guidanceText = map[Code]string{
 func (s *Stream) Vitals() Vitals {
 	var v Vitals
 	if len(s.recs) == 0 {
-		v.HR, v.BR = fail(ConformityInitialisation), fail(ConformityInitialisation)
+		v.HR, v.BR, v.HRV = fail(ConformityInitialisation), fail(ConformityInitialisation), fail(ConformityInitialisation)
+		v.Wave = []float64{}
 		v.Guidance = []Guidance{{ConformityFacePresence, guidanceText[ConformityFacePresence]}}
 		return v
 	}
@@ -81,6 +91,10 @@ func (s *Stream) Vitals() Vitals {
 		v.QualityScore = round(pa.summary.QualityScore, 3)
 	}
 	v.BR = breathingVariable(&pa)
+	v.HRV, _ = hrvVariables(&pa)
+	if v.Wave, v.WaveRateHz = s.liveWave(); v.Wave == nil {
+		v.Wave = []float64{}
+	}
 	if len(v.Guidance) == 0 && pa.err != "" {
 		v.Guidance = append(v.Guidance, Guidance{pa.err, guidanceText[pa.err]})
 	}

@@ -95,52 +95,67 @@ func (db *DB) CreateMeasure(ctx context.Context, c Client, n NewMeasure) (Measur
 func (db *DB) CreateMeasures(ctx context.Context, c Client, ns []NewMeasure) ([]Measure, error) {
 	created := db.stamp()
 	ms := make([]Measure, len(ns))
-	err := db.inWrite(ctx, func(tx *sql.Tx) error {
-		insert, err := tx.PrepareContext(ctx,
-			`INSERT INTO measures (id, client, status, created_at, has_user_data, external_id, sex, age, weight, height,
-			   smoking_status, desired_variables, unwanted_variables, tags, tag_set, compute_options)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
-		sets := newTagSetWriter(ctx, tx, c)
-		defer sets.close()
-		for i, n := range ns {
-			m := Measure{
-				ID:                uuid.NewString(),
-				Status:            StatusCreated,
-				CreatedAt:         created,
-				UserData:          n.UserData,
-				DesiredVariables:  n.DesiredVariables,
-				UnwantedVariables: n.UnwantedVariables,
-				Tags:              nonNil(n.Tags),
-				ComputeOptions:    n.ComputeOptions,
-			}
-			set, err := sets.add(m.Tags)
-			if err != nil {
-				return err
-			}
-			u := m.UserData
-			if u == nil {
-				u = &UserData{}
-			}
-			_, err = insert.ExecContext(ctx, m.ID, c.key, m.Status, millis(m.CreatedAt), m.UserData != nil,
-				u.ExternalID, u.Sex, nullInt(u.Age), nullInt(u.Weight), nullInt(u.Height), u.SmokingStatus,
-				jsonOrNull(m.DesiredVariables), jsonOrNull(m.UnwantedVariables), jsonOrNull(m.Tags), set,
-				jsonOrNull(m.ComputeOptions))
-			if err != nil {
-				return err
-			}
-			ms[i] = m
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE clients SET measures = measures + ? WHERE key = ?`, len(ns), c.key)
-		return err
-	})
+	for i, n := range ns {
+		ms[i] = newMeasure(uuid.NewString(), n, created)
+	}
+	err := db.inWrite(ctx, func(tx *sql.Tx) error { return insertMeasures(ctx, tx, c, ms, false) })
 	if err != nil {
 		return nil, fmt.Errorf("create measures: %w", err)
 	}
 	return ms, nil
+}
+
+// newMeasure is n as a measure id in the created state.
+func newMeasure(id string, n NewMeasure, created time.Time) Measure {
+	return Measure{
+		ID:                id,
+		Status:            StatusCreated,
+		CreatedAt:         created,
+		UserData:          n.UserData,
+		DesiredVariables:  n.DesiredVariables,
+		UnwantedVariables: n.UnwantedVariables,
+		Tags:              nonNil(n.Tags),
+		ComputeOptions:    n.ComputeOptions,
+	}
+}
+
+// insertMeasures inserts ms, new measures of c in the created or started
+// state, with their tag index. byRun marks measures a create-and-run
+// inserted (see the measures table).
+func insertMeasures(ctx context.Context, tx *sql.Tx, c Client, ms []Measure, byRun bool) error {
+	insert, err := tx.PrepareContext(ctx,
+		`INSERT INTO measures (id, client, status, kind, created_at, started_at, by_run, has_user_data, external_id, sex,
+		   age, weight, height, smoking_status, desired_variables, unwanted_variables, tags, tag_set, compute_options)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insert.Close()
+	sets := newTagSetWriter(ctx, tx, c)
+	defer sets.close()
+	for _, m := range ms {
+		set, err := sets.add(m.Tags)
+		if err != nil {
+			return err
+		}
+		u := m.UserData
+		if u == nil {
+			u = &UserData{}
+		}
+		var kind, startedAt any
+		if m.Status != StatusCreated {
+			kind, startedAt = m.Kind, millis(m.StartedAt)
+		}
+		_, err = insert.ExecContext(ctx, m.ID, c.key, m.Status, kind, millis(m.CreatedAt), startedAt, byRun,
+			m.UserData != nil, u.ExternalID, u.Sex, nullInt(u.Age), nullInt(u.Weight), nullInt(u.Height), u.SmokingStatus,
+			jsonOrNull(m.DesiredVariables), jsonOrNull(m.UnwantedVariables), jsonOrNull(m.Tags), set,
+			jsonOrNull(m.ComputeOptions))
+		if err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE clients SET measures = measures + ? WHERE key = ?`, len(ms), c.key)
+	return err
 }
 
 // Measure returns c's measure id; another client's measure is ErrNotFound.
@@ -160,24 +175,28 @@ func (db *DB) Measure(ctx context.Context, c Client, id string) (Measure, error)
 // caller removes the media first. Of concurrent deletions exactly one
 // succeeds; the others, like a deletion of a missing measure, get ErrNotFound.
 func (db *DB) DeleteMeasure(ctx context.Context, c Client, id string) error {
-	err := db.inWrite(ctx, func(tx *sql.Tx) error {
-		var set int64
-		err := tx.QueryRowContext(ctx, `DELETE FROM measures WHERE id = ? AND client = ? RETURNING tag_set`, id, c.key).Scan(&set)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE clients SET measures = measures - 1 WHERE key = ?`, c.key); err != nil {
-			return err
-		}
-		return removeFromTagSet(ctx, tx, set)
-	})
+	err := db.inWrite(ctx, func(tx *sql.Tx) error { return deleteMeasure(ctx, tx, c.key, id) })
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("delete measure %s: %w", id, err)
 	}
 	return err
+}
+
+// deleteMeasure removes measure id of the client with that key, and its
+// place in the tag index; ErrNotFound when there is no such measure.
+func deleteMeasure(ctx context.Context, tx *sql.Tx, client int64, id string) error {
+	var set int64
+	err := tx.QueryRowContext(ctx, `DELETE FROM measures WHERE id = ? AND client = ? RETURNING tag_set`, id, client).Scan(&set)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE clients SET measures = measures - 1 WHERE key = ?`, client); err != nil {
+		return err
+	}
+	return removeFromTagSet(ctx, tx, set)
 }
 
 // ExternalUser is the calibration status of a person (SPEC 2.6).

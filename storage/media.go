@@ -24,6 +24,9 @@ type Media interface {
 	// Remove deletes every file of measure id. A measure with no files is
 	// no error, so an interrupted removal can simply be run again.
 	Remove(ctx context.Context, id string) error
+	// List returns the ids of the measures that have files, for the sweep
+	// that removes what a crash left behind.
+	List(ctx context.Context) ([]string, error)
 }
 
 // MediaDir is Media on the local disk: one folder per measure under Root.
@@ -122,6 +125,22 @@ func (m *MediaDir) Remove(_ context.Context, id string) error {
 		return fmt.Errorf("media remove %s: %w", id, err)
 	}
 	return nil
+}
+
+// List reads the measure folders under Root; anything else there is not
+// ours and is left alone.
+func (m *MediaDir) List(context.Context) ([]string, error) {
+	entries, err := os.ReadDir(m.Root)
+	if err != nil {
+		return nil, fmt.Errorf("media list: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if _, err := m.dir(e.Name()); err == nil && e.IsDir() {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
 }
 
 // contextReader stops a copy when its context ends.

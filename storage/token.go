@@ -160,12 +160,20 @@ type TokenSession struct {
 	ExpiresAt   time.Time
 }
 
+// Admit is the last word on a session opening, given the token's client once
+// every check of the token has passed: an error refuses the opening and
+// nothing is counted. The session server's opening rate per account is one.
+// It runs inside the opening's write transaction, so it must be quick and
+// must not use the database.
+type Admit func(Client) error
+
 // OpenTokenSession finds the token whose value hashes to valueHash and counts
 // one session against its permission, in one transaction: the token must
-// exist, carry permission, be neither revoked nor expired nor spent, and
-// belong to an active client. The count is a conditional UPDATE, so N
-// concurrent openings of a token with maxSessions 1 open exactly one.
-func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission string) (TokenSession, error) {
+// exist, carry permission, be neither revoked nor expired nor spent, belong
+// to an active client, and be admitted by admit (nil admits every opening).
+// The count is a conditional UPDATE, so N concurrent openings of a token
+// with maxSessions 1 open exactly one.
+func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission string, admit Admit) (TokenSession, error) {
 	var s TokenSession
 	err := db.inWrite(ctx, func(tx *sql.Tx) error {
 		var (
@@ -196,9 +204,19 @@ func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission
 		if s.Client, err = findClient(ctx, tx, "key", clientKey); err != nil {
 			return err
 		}
-		if !s.Client.Active {
+		switch {
+		case !s.Client.Active:
 			return fmt.Errorf("%w: client %s is deactivated", ErrSessionRefused, s.Client.ID)
+		case maxSessions.Valid && opened >= maxSessions.Int64:
+			return fmt.Errorf("%w: token %s is spent for %s", ErrSessionRefused, s.TokenID, permission)
 		}
+		if admit != nil {
+			if err := admit(s.Client); err != nil {
+				return fmt.Errorf("%w: client %s not admitted: %w", ErrSessionRefused, s.Client.ID, err)
+			}
+		}
+		// Still conditional: the limit holds even if another writer
+		// slipped in between.
 		err = expectOne(tx.ExecContext(ctx,
 			`UPDATE token_permissions SET sessions_opened = sessions_opened + 1
 			 WHERE token = ? AND name = ? AND (max_sessions IS NULL OR sessions_opened < max_sessions)`, key, permission))

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -131,7 +132,7 @@ func TestOpenTokenSession(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err := db.OpenTokenSession(ctx, []byte("once"), "measurement.scan")
+	s, err := db.OpenTokenSession(ctx, []byte("once"), "measurement.scan", nil)
 	if err != nil || s.Client.ID != acme.ID || s.Opened != 1 || s.MaxSessions == nil || *s.MaxSessions != 1 {
 		t.Fatalf("first opening: %+v, %v", s, err)
 	}
@@ -141,13 +142,13 @@ func TestOpenTokenSession(t *testing.T) {
 		{"unknown value", "nope", "measurement.scan"},
 		{"revoked", "revoked", "measurement.scan"},
 	} {
-		if _, err := db.OpenTokenSession(ctx, []byte(tc.hash), tc.perm); !errors.Is(err, ErrSessionRefused) {
+		if _, err := db.OpenTokenSession(ctx, []byte(tc.hash), tc.perm, nil); !errors.Is(err, ErrSessionRefused) {
 			t.Errorf("%s: got %v, want ErrSessionRefused", tc.name, err)
 		}
 	}
 	// Permissions count apart: the realtime one has no limit.
 	for range 3 {
-		if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.realtime"); err != nil {
+		if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.realtime", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -155,7 +156,7 @@ func TestOpenTokenSession(t *testing.T) {
 	// N concurrent openings of a maxSessions=1 token open exactly one.
 	mint("race", scanOnce)
 	opened := succeeded(t, 10, ErrSessionRefused, func() error {
-		_, err := db.OpenTokenSession(ctx, []byte("race"), "measurement.scan")
+		_, err := db.OpenTokenSession(ctx, []byte("race"), "measurement.scan", nil)
 		return err
 	})
 	if opened != 1 {
@@ -163,14 +164,52 @@ func TestOpenTokenSession(t *testing.T) {
 	}
 
 	clock.set(start.Add(10 * time.Minute)) // expiresAt itself is too late
-	if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan"); !errors.Is(err, ErrSessionRefused) {
+	if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan", nil); !errors.Is(err, ErrSessionRefused) {
 		t.Fatalf("expired: %v", err)
 	}
 	clock.set(start)
 	if _, err := db.DeactivateClient(ctx, acme.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan"); !errors.Is(err, ErrSessionRefused) {
+	if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan", nil); !errors.Is(err, ErrSessionRefused) {
 		t.Fatalf("deactivated client: %v", err)
+	}
+}
+
+// TestOpenTokenSessionAdmit: admit sees the token's client only after every
+// check of the token passed, and its refusal counts nothing.
+func TestOpenTokenSessionAdmit(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, Options{})
+	acme := newTestClient(t, db, "acme")
+	for _, hash := range []string{"once", "spent"} {
+		if _, err := db.CreateToken(ctx, acme, NewToken{ValueHash: []byte(hash), Duration: TokenDuration{Minutes: 10},
+			Permissions: []Permission{{Name: "measurement.scan", MaxSessions: ptr(int64(1))}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.OpenTokenSession(ctx, []byte("spent"), "measurement.scan", nil); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	refuse := func(c Client) error { asked = append(asked, c.ID); return errors.New("over the opening rate") }
+	for _, hash := range []string{"spent", "unknown"} {
+		if _, err := db.OpenTokenSession(ctx, []byte(hash), "measurement.scan", refuse); !errors.Is(err, ErrSessionRefused) {
+			t.Fatalf("%s: %v", hash, err)
+		}
+	}
+	if len(asked) != 0 {
+		t.Fatalf("admit was asked about a token that failed its own checks: %v", asked)
+	}
+	_, err := db.OpenTokenSession(ctx, []byte("once"), "measurement.scan", refuse)
+	if !errors.Is(err, ErrSessionRefused) || !strings.Contains(err.Error(), "over the opening rate") {
+		t.Fatalf("refused by admit: %v", err)
+	}
+	if len(asked) != 1 || asked[0] != acme.ID {
+		t.Fatalf("admit asked about %v, want [%s]", asked, acme.ID)
+	}
+	s, err := db.OpenTokenSession(ctx, []byte("once"), "measurement.scan", func(Client) error { return nil })
+	if err != nil || s.Opened != 1 {
+		t.Fatalf("after a refusal by admit the token must still open its one session: %+v, %v", s, err)
 	}
 }
