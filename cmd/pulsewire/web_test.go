@@ -106,13 +106,13 @@ func TestDemoTokens(t *testing.T) {
 				t.Errorf("lives %v, want 10m", expires.Sub(created))
 			}
 			// It opens exactly one session of its chain, and its id opens none.
-			if _, err := svc.OpenSession(ctx, tok.ID, tc.permission); !errors.Is(err, storage.ErrSessionRefused) {
+			if _, err := svc.OpenSession(ctx, tok.ID, tc.permission, nil); !errors.Is(err, storage.ErrSessionRefused) {
 				t.Errorf("the id opened a session: %v", err)
 			}
-			if _, err := svc.OpenSession(ctx, tok.Value, tc.permission); err != nil {
+			if _, err := svc.OpenSession(ctx, tok.Value, tc.permission, nil); err != nil {
 				t.Fatalf("first session: %v", err)
 			}
-			if _, err := svc.OpenSession(ctx, tok.Value, tc.permission); !errors.Is(err, storage.ErrSessionRefused) {
+			if _, err := svc.OpenSession(ctx, tok.Value, tc.permission, nil); !errors.Is(err, storage.ErrSessionRefused) {
 				t.Errorf("second session: %v", err)
 			}
 		})
