@@ -74,7 +74,11 @@ func newBrowser(t *testing.T, exe, camera string, more ...chromedp.ExecAllocator
 		case *runtime.EventConsoleAPICalled:
 			var args []string
 			for _, a := range ev.Args {
-				args = append(args, strings.Trim(string(a.Value), `"`)+a.Description)
+				if len(a.Value) > 0 {
+					args = append(args, strings.Trim(string(a.Value), `"`))
+				} else {
+					args = append(args, a.Description)
+				}
 			}
 			line = fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " "))
 		case *runtime.EventExceptionThrown:
@@ -176,8 +180,8 @@ func TestWidgetModules(t *testing.T) {
 	// A capture time past 2^32 µs (72 minutes) keeps every byte: 8, big-endian.
 	header := eval[[]int](t, b, `(async () => {
 		const { frameMessage } = await import('/widget/camera.js');
-		const msg = await frameMessage(0x0102030405, new Blob([new Uint8Array([0xff, 0xd8, 0xff, 0xd9])]));
-		return Array.from(msg);
+		const msg = frameMessage(0x0102030405, new Blob([new Uint8Array([0xff, 0xd8, 0xff, 0xd9])]));
+		return Array.from(new Uint8Array(await msg.arrayBuffer()));
 	})()`)
 	if fmt.Sprint(header) != "[0 0 0 1 2 3 4 5 255 216 255 217]" {
 		t.Errorf("frame message %v", header)
@@ -209,13 +213,13 @@ func TestWidgetModules(t *testing.T) {
 		video.muted = true;
 		video.srcObject = stream;
 		await video.play();
-		const s = new FrameSampler(video, {});
+		const s = new FrameSampler(video, stream.getVideoTracks()[0], {});
 		const times = [];
 		let first = null;
 		await new Promise((done) => {
 			s.start(() => true, async (us, jpeg) => {
 				times.push(us);
-				if (!first) first = { us, msg: await frameMessage(us, jpeg) };
+				if (!first) first = { us, msg: new Uint8Array(await frameMessage(us, jpeg).arrayBuffer()) };
 			});
 			setTimeout(done, 2000);
 		});

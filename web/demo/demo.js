@@ -1,6 +1,7 @@
 // The demo page: mounts the widget with the settings of the form, and a
 // token route that only the development server has. The query may preset
-// the form: ?chain=realtime&transport=webrtc&autostart=1.
+// the form (?chain=realtime&transport=webrtc&externalId=p1&age=40) and start
+// at once (&autostart=1).
 
 import PulseWire from '/widget/pulsewire.js';
 
@@ -10,7 +11,7 @@ const raw = document.getElementById('raw');
 
 // What the page saw, for a person reading the console and for the
 // end-to-end test that drives this page.
-const demo = { state: 'idle', result: null, error: null, vitals: 0, widget: null };
+const demo = { state: 'idle', result: null, error: null, vitals: 0, calibrated: false, widget: null };
 window.pulsewireDemo = demo;
 
 const query = new URLSearchParams(location.search);
@@ -18,6 +19,9 @@ for (const name of ['chain', 'transport']) {
   const v = query.get(name);
   const input = v && form.querySelector(`input[name="${name}"][value="${CSS.escape(v)}"]`);
   if (input) input.checked = true;
+}
+for (const name of ['externalId', 'age', 'sex', 'weight', 'height']) {
+  if (query.has(name)) form.elements[name].value = query.get(name);
 }
 
 // measureInputs reads the optional person fields into the measure's inputs.
@@ -39,7 +43,7 @@ function mount(autoStart) {
   if (demo.widget) demo.widget.unmount();
   const f = new FormData(form);
   const chain = f.get('chain');
-  Object.assign(demo, { state: 'idle', result: null, error: null, vitals: 0 });
+  Object.assign(demo, { state: 'idle', result: null, error: null, vitals: 0, calibrated: false });
   raw.hidden = true;
   const options = {
     // The widget asks this route for a new token at every start.
@@ -49,12 +53,13 @@ function mount(autoStart) {
     measure: measureInputs, // read at every start, so later edits count
     autoStart,
     onState: (s) => { demo.state = s; },
-    onVitals: () => { demo.vitals++; },
+    onVitals: (v) => { demo.vitals++; demo.lastVitals = v; },
     onResult: (measure) => {
       demo.result = measure;
       raw.querySelector('pre').textContent = JSON.stringify(measure, null, 2);
       raw.hidden = false;
     },
+    onCalibrated: () => { demo.calibrated = true; },
     onError: (err) => {
       demo.error = { code: err.code, message: err.message, detail: err.detail };
       console.warn('PulseWire:', err.code, err.detail);

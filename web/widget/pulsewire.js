@@ -178,14 +178,14 @@ class Widget {
   // duration is covered (or, in realtime, until the end).
   sendFrames(run) {
     const video = this.view.video;
-    run.sampler = new FrameSampler(video, { quality: this.options.jpegQuality || 0.85 });
+    run.sampler = new FrameSampler(video, run.stream.getVideoTracks()[0], { quality: this.options.jpegQuality || 0.85 });
     run.sampler.start(() => run.session.ready(), (captureUs, jpeg) => {
       if (run.firstUs < 0) run.firstUs = captureUs;
       if (this.chain === 'scan' && captureUs - run.firstUs > (run.durationMs + captureMarginMs) * 1000) {
         run.sampler.stop();
         return;
       }
-      run.session.sendFrame(captureUs, jpeg).catch((err) => console.warn('PulseWire: a frame was not sent', err));
+      run.session.sendFrame(captureUs, jpeg);
     });
   }
 

@@ -90,6 +90,7 @@ export class View {
     this.stopButton.hidden = !busy;
     this.result.hidden = s !== 'result';
     this.stage.hidden = s === 'result';
+    this.status.hidden = s === 'result'; // the card speaks for itself
     this.live.hidden = !(s === 'measuring' || s === 'finishing');
     if (busy) this.alert.hidden = true;
     const say = { camera: this.text.camera, connecting: this.text.connecting, measuring: this.text.measuring, finishing: this.text.computing };

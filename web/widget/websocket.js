@@ -54,7 +54,6 @@ export class SocketSession {
     this.opened = false; // a connection is attached and open
     this.finished = false; // the session's end is known: no resume
     this.ended = false;
-    this.sending = false; // a frame is being turned into a message
   }
 
   /** open sends the opening message and resolves with `opened`. */
@@ -150,18 +149,12 @@ export class SocketSession {
 
   /** ready says whether a frame may be sent now: attached, and nothing still queued. */
   ready() {
-    return this.opened && !this.sending && this.ws.readyState === WebSocket.OPEN && this.ws.bufferedAmount === 0;
+    return this.opened && this.ws.readyState === WebSocket.OPEN && this.ws.bufferedAmount === 0;
   }
 
   /** sendFrame sends one JPEG with its capture time (µs). */
-  async sendFrame(captureUs, jpeg) {
-    this.sending = true;
-    try {
-      const msg = await frameMessage(captureUs, jpeg);
-      if (this.opened && this.ws.readyState === WebSocket.OPEN) this.ws.send(msg);
-    } finally {
-      this.sending = false;
-    }
+  sendFrame(captureUs, jpeg) {
+    if (this.ready()) this.ws.send(frameMessage(captureUs, jpeg));
   }
 
   /** send sends a control message (stop, calibration). */
