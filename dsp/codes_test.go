@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/pulsewire/pulsewire/dsp/beats"
 	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
 )
 
@@ -31,35 +32,38 @@ func TestSignalCodes(t *testing.T) {
 		return s
 	}
 	for _, tc := range []struct {
-		name string
-		s    testsignal.Signal
-		in   Inputs
-		v    string
-		want Code
+		name        string
+		s           testsignal.Signal
+		in          Inputs
+		v           string
+		want        Code
+		contactOnly bool // the camera route's narrower wave still shows the weak beats
 	}{
-		{"empty upload", testsignal.Signal{}, Inputs{}, HR, MissingSignal},
-		{"one sample", testsignal.Signal{T: []float64{0}, I: []float64{1}, R: []float64{1}, G: []float64{1}, B: []float64{1}}, Inputs{}, HR, MissingSignal},
-		{"10.5 s is enough for hr", with(func(c *testsignal.Config) { c.Seconds = 10.5 }), Inputs{}, HR, ""},
-		{"9.5 s is too short for hr", with(func(c *testsignal.Config) { c.Seconds = 9.5 }), Inputs{}, HR, ConformityInitialisation},
-		{"19 s is too short for br", with(func(c *testsignal.Config) { c.Seconds = 19 }), Inputs{}, BR, ConformityInitialisation},
-		{"13 fps is enough", with(func(c *testsignal.Config) { c.FPS = 13 }), Inputs{}, HR, ""},
-		{"11 fps is too few", with(func(c *testsignal.Config) { c.FPS = 11 }), Inputs{}, HR, ConformityLowFPS},
-		{"15% frames dropped is fine", with(func(c *testsignal.Config) { c.Drop = 0.15 }), Inputs{}, HR, ""},
-		{"30% frames dropped", with(func(c *testsignal.Config) { c.Drop = 0.3 }), Inputs{}, HR, ConformityLowFPS},
-		{"noise has no pulse", noise(900), Inputs{}, HR, ConformityMissingSignal},
-		{"noise has no qualityScore either", noise(900), Inputs{}, "signal", ConformityMissingSignal},
-		{"erratic beats", with(func(c *testsignal.Config) { c.RMSSDms = 450 }), Inputs{}, HRV, BadRMSSD},
-		{"strs shares hrv's gate", with(func(c *testsignal.Config) { c.RMSSDms = 450 }), Inputs{}, Stress, BadRMSSD},
-		{"faceBmi needs an image", with(func(*testsignal.Config) {}), Inputs{}, FaceBMI, MissingImage},
-		{"bp needs an externalId", with(func(*testsignal.Config) {}), Inputs{}, BP, MissingUserDataExternalID},
-		{"bp needs a calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}}, BP, NotCalibrated},
-		{"bp with an impossible calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}, Calibration: &Calibration{SystoleMmHg: 70, DiastoleMmHg: 90}}, BP, OutOfRange},
+		{"empty upload", testsignal.Signal{}, Inputs{}, HR, MissingSignal, false},
+		{"one sample", testsignal.Signal{T: []float64{0}, I: []float64{1}, R: []float64{1}, G: []float64{1}, B: []float64{1}}, Inputs{}, HR, MissingSignal, false},
+		{"10.5 s is enough for hr", with(func(c *testsignal.Config) { c.Seconds = 10.5 }), Inputs{}, HR, "", false},
+		{"9.5 s is too short for hr", with(func(c *testsignal.Config) { c.Seconds = 9.5 }), Inputs{}, HR, ConformityInitialisation, false},
+		{"19 s is too short for br", with(func(c *testsignal.Config) { c.Seconds = 19 }), Inputs{}, BR, ConformityInitialisation, false},
+		{"13 fps is enough", with(func(c *testsignal.Config) { c.FPS = 13 }), Inputs{}, HR, "", false},
+		{"11 fps is too few", with(func(c *testsignal.Config) { c.FPS = 11 }), Inputs{}, HR, ConformityLowFPS, false},
+		{"15% frames dropped is fine", with(func(c *testsignal.Config) { c.Drop = 0.15 }), Inputs{}, HR, "", false},
+		{"30% frames dropped", with(func(c *testsignal.Config) { c.Drop = 0.3 }), Inputs{}, HR, ConformityLowFPS, false},
+		{"noise has no pulse", noise(900), Inputs{}, HR, ConformityMissingSignal, false},
+		{"noise has no qualityScore either", noise(900), Inputs{}, "signal", ConformityMissingSignal, false},
+		{"every tenth beat premature is rejected, not fatal", with(func(c *testsignal.Config) { c.EctopicEvery = 10 }), Inputs{}, HRV, "", false},
+		{"a rhythm too irregular to track", with(func(c *testsignal.Config) { c.RMSSDms = 350 }), Inputs{}, HR, ConformityMissingSignal, false},
+		{"every third beat premature: no steady rhythm", with(func(c *testsignal.Config) { c.EctopicEvery = 3 }), Inputs{}, HR, ConformityMissingSignal, false},
+		{"faceBmi needs an image", with(func(*testsignal.Config) {}), Inputs{}, FaceBMI, MissingImage, false},
+		{"bp needs an externalId", with(func(*testsignal.Config) {}), Inputs{}, BP, MissingUserDataExternalID, false},
+		{"bp needs a calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}}, BP, NotCalibrated, false},
+		{"bp with an impossible calibration", with(func(*testsignal.Config) {}), Inputs{Person: Person{HasExternalID: true}, Calibration: &Calibration{SystoleMmHg: 70, DiastoleMmHg: 90}}, BP, OutOfRange, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for route, r := range map[string]Result{
-				"camera":  AnalyzeTrace(trace(tc.s), tc.in),
-				"contact": AnalyzePPG(ppg(tc.s), tc.in),
-			} {
+			results := map[string]Result{"contact": AnalyzePPG(ppg(tc.s), tc.in)}
+			if !tc.contactOnly {
+				results["camera"] = AnalyzeTrace(trace(tc.s), tc.in)
+			}
+			for route, r := range results {
 				got := Code("")
 				if tc.v == "signal" {
 					got = r.Signal.QualityScore.Error
@@ -155,5 +159,42 @@ func TestCalibratedBP(t *testing.T) {
 	}
 	if r.Features == nil || r.Features.HeartRateBpm < 79 || r.Features.HeartRateBpm > 81 {
 		t.Errorf("features %+v", r.Features)
+	}
+}
+
+// TestHRVGate checks each BAD_RMSSD rule at its edge and one step past it,
+// on interval series built to measure.
+func TestHRVGate(t *testing.T) {
+	// series returns n intervals alternating a-d and a+d seconds (RMSSD 2d)
+	// of which the listed ones are not NN.
+	series := func(n int, a, d float64, bad ...int) []beats.Interval {
+		iv := make([]beats.Interval, n)
+		for i := range iv {
+			iv[i] = beats.Interval{S: a + d*float64(2*(i%2)-1), NN: true}
+		}
+		for _, b := range bad {
+			iv[b].NN = false
+		}
+		return iv
+	}
+	for _, tc := range []struct {
+		name string
+		iv   []beats.Interval
+		want Code
+	}{
+		{"10 NN pairs", series(11, 0.8, 0.02), ""},
+		{"9 NN pairs", series(10, 0.8, 0.02), BadRMSSD},
+		{"60% NN", series(30, 0.8, 0.02, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), ""},
+		{"57% NN", series(30, 0.8, 0.02, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), BadRMSSD},
+		{"RMSSD 248 ms", series(30, 0.9, 0.124), ""},
+		{"RMSSD 252 ms", series(30, 0.9, 0.126), BadRMSSD},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pa := pulseAnalysis{seconds: 30, iv: tc.iv, nn: beats.Stats(tc.iv)}
+			hrv, strs := hrvVariables(&pa)
+			if hrv.Error != tc.want || (tc.want != "" && strs.Error != tc.want) {
+				t.Errorf("hrv %+v strs %+v (stats %+v), want %q", hrv, strs, pa.nn, tc.want)
+			}
+		})
 	}
 }

@@ -38,6 +38,12 @@ const (
 	// pulsing light there is indistinguishable from a pulse; the pulse
 	// itself, diluted over the whole frame, stays near 0.1%.
 	MaxFlicker = 0.005
+	// MaxSkinFlicker: the skin's own brightness may vary by at most 1% RMS
+	// in the same band (CONFORMITY_ONDULATIONS). It catches flicker the
+	// scene hides (a background clipped white does not flicker); the pulse
+	// itself, even a strong 2% peak-to-peak in green, is about 0.4% RMS in
+	// luma.
+	MaxSkinFlicker = 0.01
 )
 
 // frameRecord is what a stream keeps of one frame for the quality checks.
@@ -58,6 +64,7 @@ type captureQuality struct {
 	luma         float64 // median skin luma over frames with a face
 	speed        float64 // median face speed, face heights per second
 	flicker      float64 // relative RMS of scene luma in the pulse band
+	skinFlicker  float64 // relative RMS of skin luma in the pulse band
 }
 
 // assess measures frame records.
@@ -84,24 +91,28 @@ func assess(recs []frameRecord) captureQuality {
 	q.faceFraction = median(ff)
 	q.luma = median(luma)
 	q.speed = median(speed)
-	q.flicker = flicker(recs)
+	q.flicker = flicker(recs, func(r frameRecord) (float64, bool) { return float64(r.sceneLuma), true })
+	q.skinFlicker = flicker(recs, func(r frameRecord) (float64, bool) { return float64(r.luma), r.face })
 	return q
 }
 
-// flicker returns the RMS of the scene luma within the pulse band relative
-// to its mean.
-func flicker(recs []frameRecord) float64 {
-	if len(recs) < 3 {
+// flicker returns the RMS within the pulse band of the brightness that
+// value reads from each frame (frames where it reports false are left out),
+// relative to its mean.
+func flicker(recs []frameRecord, value func(frameRecord) (float64, bool)) float64 {
+	var t, y []float64
+	var mean float64
+	for _, r := range recs {
+		if v, ok := value(r); ok {
+			t = append(t, r.t)
+			y = append(y, v)
+			mean += v
+		}
+	}
+	if len(t) < 3 {
 		return 0
 	}
-	t := make([]float64, len(recs))
-	y := make([]float64, len(recs))
-	var mean float64
-	for i, r := range recs {
-		t[i], y[i] = r.t, float64(r.sceneLuma)
-		mean += y[i]
-	}
-	mean /= float64(len(recs))
+	mean /= float64(len(t))
 	span := t[len(t)-1] - t[0]
 	rate := math.Min(30, float64(len(t)-1)/span)
 	if !(mean > 0) || span < 3 || pulse.BandHiHz >= 0.45*rate {
@@ -133,7 +144,7 @@ func (q captureQuality) codes() []Code {
 			cs = append(cs, ConformityMuchVariations)
 		}
 	}
-	if q.flicker > MaxFlicker {
+	if q.flicker > MaxFlicker || q.skinFlicker > MaxSkinFlicker {
 		cs = append(cs, ConformityOndulations)
 	}
 	return cs

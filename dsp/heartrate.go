@@ -29,6 +29,12 @@ const (
 	// strong), while a spurious sub-harmonic cannot ride on the real
 	// fundamental.
 	harmonicBonus = 1.0
+	// whitenHalfHz: the noise floor under a frequency is the median power
+	// within ±0.8 Hz (±48 bpm), wide enough that a pulse peak, spread over
+	// ±0.2 Hz by a 10 s window and as much again by heart-rate variability,
+	// stays a minority of it (with ±0.4 Hz a fast, variable pulse raised
+	// its own floor and lost to noise).
+	whitenHalfHz = 0.8
 )
 
 // rateTrack is the heart rate followed through a pulse wave.
@@ -37,6 +43,9 @@ type rateTrack struct {
 	centreS []float64 // window centres, s from the first sample
 	snrDB   []float64 // pulse SNR at the chosen frequency per window
 	share   []float64 // signal / (signal + noise) per window
+	// prominenceDB is the height of the chosen peak above the local noise
+	// floor of its window's spectrum (spectrum.Whiten), dB.
+	prominenceDB []float64
 }
 
 // meanBpm is the mean of the tracked rate.
@@ -69,24 +78,34 @@ func trackRate(pulse []float64, rateHz float64) rateTrack {
 	nfft := spectrum.FFTLen(win, rateHz, 0.005)
 	lo, hi := MinHeartRateBpm/60, MaxHeartRateBpm/60
 	var a spectrum.Analyzer
-	var s spectrum.Spectrum
+	var s, white spectrum.Spectrum
 	var windows [][]spectrum.Candidate
-	var specs []spectrum.Spectrum
+	var specs, whites []spectrum.Spectrum
 	var tr rateTrack
 	for start := 0; start+win <= len(pulse); start += hop {
 		a.Periodogram(&s, pulse[start:start+win], rateHz, nfft)
-		total := s.Band(lo, hi)
+		// Candidates are scored on the whitened spectrum, by their height
+		// above the local noise floor, so the low-frequency pile-up of
+		// compression steps and drift cannot outbid a pulse.
+		spectrum.Whiten(&white, &s, spectrum.PulseBandLoHz, min(2*hi, 0.45*rateHz), whitenHalfHz)
 		var cs []spectrum.Candidate
-		for _, p := range s.Peaks(nil, lo, hi, hrCandidates) {
-			h := s.At(2 * p.Hz)
+		for _, p := range white.Peaks(nil, lo, hi, hrCandidates) {
+			h := white.At(2 * p.Hz)
 			if 2*p.Hz > spectrum.PulseBandHiHz {
 				h = 0 // beyond the pulse band: no evidence either way
 			}
 			score := p.Power * (1 + harmonicBonus*min(1, h/p.Power))
-			cs = append(cs, spectrum.Candidate{Hz: p.Hz, Score: math.Log(score / max(total, 1e-300))})
+			// Dividing by a sloping floor shifts a maximum a little; the
+			// frequency is read from the raw spectrum's peak under it.
+			hz := p.Hz
+			if raw, found := s.Peak(p.Hz-0.05, p.Hz+0.05); found {
+				hz = raw.Hz
+			}
+			cs = append(cs, spectrum.Candidate{Hz: hz, Score: math.Log(score)})
 		}
 		windows = append(windows, cs)
 		specs = append(specs, spectrum.Spectrum{Power: append([]float64(nil), s.Power...), BinHz: s.BinHz, Seconds: s.Seconds})
+		whites = append(whites, spectrum.Spectrum{Power: append([]float64(nil), white.Power...), BinHz: white.BinHz})
 		tr.centreS = append(tr.centreS, (float64(start)+float64(win)/2)/rateHz)
 		if start+win == len(pulse) {
 			break
@@ -104,10 +123,12 @@ func trackRate(pulse []float64, rateHz float64) rateTrack {
 			tr.hz = append(tr.hz, f)
 			tr.snrDB = append(tr.snrDB, math.Inf(-1))
 			tr.share = append(tr.share, 0)
+			tr.prominenceDB = append(tr.prominenceDB, 0)
 			continue
 		}
 		f := windows[w][k].Hz
 		sig, noise := specs[w].PulsePower(f)
+		tr.prominenceDB = append(tr.prominenceDB, 10*math.Log10(max(whites[w].At(f), 1e-300)))
 		tr.hz = append(tr.hz, f)
 		tr.snrDB = append(tr.snrDB, 10*math.Log10(max(sig, 1e-300)/max(noise, 1e-300)))
 		tr.share = append(tr.share, sig/max(sig+noise, 1e-300))

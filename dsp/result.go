@@ -40,11 +40,14 @@ type Features struct {
 
 // Summary is what the analysis saw, for logs, tests and the live guidance.
 type Summary struct {
-	Seconds      float64 // span of the trace from first to last sample
-	Samples      int     // samples that passed validation
-	FrameRateHz  float64 // median sampling rate
-	Method       string  // pulse method chosen: pos, chrom or contact
-	SNRdB        float64 // mean spectral pulse SNR over the analysis windows
+	Seconds     float64 // span of the trace from first to last sample
+	Samples     int     // samples that passed validation
+	FrameRateHz float64 // median sampling rate
+	Method      string  // pulse method chosen: pos, chrom or contact
+	SNRdB       float64 // mean spectral pulse SNR over the analysis windows
+	// ProminenceDB is the mean height of the tracked pulse peak above the
+	// local noise floor of its spectrum, dB.
+	ProminenceDB float64
 	QualityScore float64 // signal.qualityScore when it has a value
 	Beats        int     // beats detected
 	NNIntervals  int     // intervals that passed artefact rejection

@@ -16,7 +16,7 @@ func TestNoiseIsNoPulse(t *testing.T) {
 	for _, fps := range []float64{15, 30, 60} {
 		for _, secs := range []float64{12, 30, 60} {
 			falsePass, missed := 0, 0
-			for seed := uint64(1); seed <= 4; seed++ {
+			for seed := uint64(1); seed <= 3; seed++ {
 				noise := testsignal.Make(testsignal.Config{Seed: seed, FPS: fps, Seconds: secs, PulseAmp: 1e-12, Noise: 0.1})
 				for _, r := range []Result{AnalyzeTrace(trace(noise), Inputs{Variables: []string{HR}}), AnalyzePPG(ppg(noise), Inputs{Variables: []string{HR}})} {
 					if code(r, HR) != ConformityMissingSignal {

@@ -66,6 +66,13 @@ func TestCaptureCodes(t *testing.T) {
 		{"flicker 0.6% at 2 Hz", func(i, n int, o *face.Observation) {
 			o.SceneLuma = 100 * (1 + 0.006*math.Sqrt2*math.Sin(2*math.Pi*2*s.T[i]/1000))
 		}, ConformityOndulations},
+		{"skin flicker 0.9% at 1.5 Hz", func(i, n int, o *face.Observation) {
+			o.Luma *= 1 + 0.009*math.Sqrt2*math.Sin(2*math.Pi*1.5*s.T[i]/1000)
+		}, ""},
+		{"skin flicker 1.1% at 1.5 Hz, background clipped", func(i, n int, o *face.Observation) {
+			o.Luma *= 1 + 0.011*math.Sqrt2*math.Sin(2*math.Pi*1.5*s.T[i]/1000)
+			o.SceneLuma = 255
+		}, ConformityOndulations},
 		{"slow light change is no flicker", func(i, n int, o *face.Observation) {
 			o.SceneLuma = 100 * (1 + 0.2*math.Sin(2*math.Pi*0.05*s.T[i]/1000))
 		}, ""},

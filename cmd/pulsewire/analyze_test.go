@@ -109,7 +109,8 @@ func TestAnalyzeImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	r, _, err := analyze(t, path, path, "-user-data", "weight=70", "-user-data", "height=175")
+	// Three images, SPEC's most.
+	r, _, err := analyze(t, path, path, path, "-user-data", "weight=70", "-user-data", "height=175")
 	if err != nil {
 		t.Fatal(err)
 	}

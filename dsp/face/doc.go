@@ -13,9 +13,18 @@
 // while no face is tracked, a window around the face every few frames once it
 // is. Between detections block matching follows the face, so the regions of
 // interest move with the head instead of jittering with the detector.
-// Measured on one core of the development machine: about 0.8 ms per 640x480
-// RGBA frame and 0.6 ms per YCbCr frame with a face, detection amortised, and
-// no allocation per frame (BenchmarkObserve).
+// Measured as CPU time on the development machine: about 0.73 ms per 640x480
+// RGBA frame, 0.58 ms per 640x480 YCbCr frame and 0.47 ms per 480x270 frame
+// with a face, detection amortised, and no allocation per frame
+// (BenchmarkObserve).
+//
+// The colour means are built to be smooth: regions of interest with
+// fractional edges (edge pixels count by the part inside), a soft skin mask,
+// a box that stays put while the detector's re-checks fall within a dead
+// band, and motion measured against a key frame so it does not drift. On a
+// swaying synthetic face the frame-to-frame wobble of the skin mean is 0.035
+// levels, about what the camera noise alone gives, against 0.2 levels (as
+// much as a pulse) with whole-pixel regions and a hard mask.
 //
 // The package is pure computation like its parent dsp: no I/O, no clock, no
 // goroutines, and it never imports dsp.

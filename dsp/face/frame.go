@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"math"
 )
 
 // frame gives the tracker fast access to the pixels of one decoded frame
@@ -140,6 +141,43 @@ func (f frame) sceneLuma(step int) float64 {
 		return 0
 	}
 	return float64(sum) / float64(n)
+}
+
+// area is a rectangle with fractional edges, in frame pixels: [x0, x1) x
+// [y0, y1).
+type area struct{ x0, y0, x1, y1 float64 }
+
+func (a area) size() float64 { return max(0, a.x1-a.x0) * max(0, a.y1-a.y0) }
+
+// pixels is the smallest integer rectangle holding the area.
+func (a area) pixels() rect {
+	return rect{int(math.Floor(a.x0)), int(math.Floor(a.y0)), int(math.Ceil(a.x1)), int(math.Ceil(a.y1))}
+}
+
+// Coverage weights are in 1/coverUnit of a pixel.
+const coverUnit = 16
+
+// coverage is the part of pixel [p, p+1) inside [lo, hi), in 1/coverUnit.
+func coverage(p int, lo, hi float64) int32 {
+	c := min(float64(p+1), hi) - max(float64(p), lo)
+	return int32(max(0, c)*coverUnit + 0.5)
+}
+
+// eachCovered calls fn for every pixel the area touches, with how much of
+// the pixel it covers (0 to coverUnit squared). Weighting the edge pixels
+// makes a mean over the area change smoothly as the area moves by a
+// fraction of a pixel, instead of jumping whenever an edge crosses a pixel
+// boundary, which would add noise to the tiny colour changes of the pulse.
+func (f frame) eachCovered(a area, fn func(cover int32, r, g, b, y, cb, cr uint8)) {
+	px := a.pixels()
+	for y := px.y0; y < px.y1; y++ {
+		wy := coverage(y, a.y0, a.y1)
+		x := px.x0
+		f.each(rect{px.x0, y, px.x1, y + 1}, func(r, g, b, yy, cb, cr uint8) {
+			fn(wy*coverage(x, a.x0, a.x1), r, g, b, yy, cb, cr)
+			x++
+		})
+	}
 }
 
 // pixelFunc receives one pixel's colour, its luma and its chroma (BT.601,

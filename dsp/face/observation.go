@@ -55,7 +55,7 @@ type Observation struct {
 	FaceFraction float64
 
 	// R, G, B are the robust means over the skin pixels of all regions of
-	// interest together (the pixel-weighted union, trimmed per channel).
+	// interest together: the regions' means weighted by their skin pixels.
 	R, G, B float64
 	// SkinPixels counts the pixels the means are taken over.
 	SkinPixels int

@@ -1,5 +1,7 @@
 package face
 
+import "math"
+
 // Skin segmentation and robust colour means.
 //
 // A pixel counts as skin when its chroma lies within skinRadius of the
@@ -15,9 +17,13 @@ const (
 	// Prior box of skin chroma (BT.601 full range).
 	priorCbMin, priorCbMax = 70, 135
 	priorCrMin, priorCrMax = 128, 185
-	// skinRadius is the largest chroma distance from the person's median
-	// skin chroma that still counts as skin (Cb/Cr units).
-	skinRadius = 14
+	// skinRadius is the chroma distance from the person's median skin
+	// chroma where a pixel counts half as skin (Cb/Cr units); its weight
+	// falls linearly from 1 at skinRadius-skinSoftness to 0 at
+	// skinRadius+skinSoftness. A soft edge keeps pixels near the boundary
+	// from flipping in and out of the mask with the pulse and the noise.
+	skinRadius   = 14
+	skinSoftness = 4
 	// Luma bounds: darker pixels carry mostly noise and shadow, brighter
 	// ones are specular highlights; a channel at 255 is clipped and has lost
 	// the pulse.
@@ -34,14 +40,26 @@ type skinModel struct {
 	ready  bool
 }
 
-// accepts reports whether a pixel is skin under the model.
-func (m *skinModel) accepts(r, g, b, y, cb, cr uint8) bool {
+// weight is how much a pixel counts as skin under the model, 0 to
+// skinUnit.
+func (m *skinModel) weight(r, g, b, y, cb, cr uint8) int32 {
 	if y < minSkinLuma || y > maxSkinLuma || r == 255 || g == 255 || b == 255 {
-		return false
+		return 0
 	}
 	dcb, dcr := float64(cb)-m.cb, float64(cr)-m.cr
-	return dcb*dcb+dcr*dcr <= skinRadius*skinRadius
+	d2 := dcb*dcb + dcr*dcr
+	const in, out = skinRadius - skinSoftness, skinRadius + skinSoftness
+	switch {
+	case d2 <= in*in:
+		return skinUnit
+	case d2 >= out*out:
+		return 0
+	}
+	return int32(skinUnit*(out-math.Sqrt(d2))/(out-in) + 0.5)
 }
+
+// skinUnit is a full skin weight.
+const skinUnit = 16
 
 // chromaHist collects the chroma of candidate skin pixels to refit the model.
 type chromaHist struct {
@@ -91,36 +109,31 @@ func histQuantile(h *[256]int32, n int32, q float64) float64 {
 	return 255
 }
 
-// colourHist accumulates the skin pixels of one region.
+// colourHist accumulates the skin pixels of one region, each with a weight:
+// the part of it inside the region times how much it is skin, in
+// 1/pixelWeight of a whole skin pixel.
 type colourHist struct {
-	ch   [3][256]int32 // R, G, B
-	n    int32
+	ch   [3][256]int64 // R, G, B
+	n    int64
 	luma int64
 }
 
-func (h *colourHist) add(r, g, b, y uint8) {
-	h.ch[0][r]++
-	h.ch[1][g]++
-	h.ch[2][b]++
-	h.n++
-	h.luma += int64(y)
-}
+// pixelWeight is the weight of a whole pixel that is wholly skin.
+const pixelWeight = coverUnit * coverUnit * skinUnit
 
-func (h *colourHist) merge(o *colourHist) {
-	for c := range h.ch {
-		for v := range h.ch[c] {
-			h.ch[c][v] += o.ch[c][v]
-		}
-	}
-	h.n += o.n
-	h.luma += o.luma
+func (h *colourHist) add(r, g, b, y uint8, w int32) {
+	h.ch[0][r] += int64(w)
+	h.ch[1][g] += int64(w)
+	h.ch[2][b] += int64(w)
+	h.n += int64(w)
+	h.luma += int64(w) * int64(y)
 }
 
 // trimmedMean returns the mean of the counted values after dropping a
 // fraction trim of them from each end. Bins at the cut points contribute
 // their remaining fraction, so the result varies smoothly with the data:
 // a change of a fraction of one level in a thousand pixels still shows.
-func trimmedMean(h *[256]int32, n int32, trim float64) float64 {
+func trimmedMean(h *[256]int64, n int64, trim float64) float64 {
 	lo := trim * float64(n)
 	hi := float64(n) - lo
 	var cum, sum, kept float64
@@ -155,6 +168,6 @@ func (h *colourHist) mean() Colour {
 		R:      trimmedMean(&h.ch[0], h.n, trimFraction),
 		G:      trimmedMean(&h.ch[1], h.n, trimFraction),
 		B:      trimmedMean(&h.ch[2], h.n, trimFraction),
-		Pixels: int(h.n),
+		Pixels: int(h.n / pixelWeight),
 	}
 }

@@ -41,6 +41,12 @@ const (
 	// size change) replaces the box outright.
 	jumpDistance = 0.3
 	jumpSize     = 0.3
+	// rekeyDistance (face sizes) of motion since the key frame takes a new
+	// one even between detections.
+	rekeyDistance = 0.1
+	// deadBand (face sizes, and relative size) is how far a re-check may
+	// be from the box and still leave it where block matching put it.
+	deadBand = 0.04
 )
 
 // Tracker follows the largest face through a sequence of frames and measures
@@ -58,6 +64,9 @@ type Tracker struct {
 
 	found        bool
 	cx, cy, size float64 // box centre and side, frame pixels
+	keyX, keyY   float64 // box centre in the key frame of the block matcher
+	moved        float64 // distance moved since the key frame, pixels
+	lastX, lastY float64 // displacement from the key frame in the previous frame
 	sinceDetect  int
 	sinceSearch  int
 	misses       int
@@ -65,8 +74,9 @@ type Tracker struct {
 	skin         skinModel
 	chroma       chromaHist
 	regions      [NumRegions]colourHist
-	justAcquired bool
-	detected     bool
+	justAcquired bool // the box was (re)placed from scratch this frame
+	detected     bool // the detector confirmed the face this frame
+	placed       bool // the detector moved the box this frame
 }
 
 // NewTracker returns a tracker that detects faces with c.
@@ -100,12 +110,13 @@ func (t *Tracker) Observe(img image.Image) Observation {
 	t.origin = img.Bounds().Min
 	obs.SceneLuma = f.sceneLuma(4)
 
-	t.justAcquired, t.detected = false, false
+	t.justAcquired, t.detected, t.placed = false, false, false
 	if t.found {
 		if dx, dy, ok := t.motion.track(f); ok {
-			t.cx += dx
-			t.cy += dy
-			obs.Motion = math.Hypot(dx, dy) / t.size
+			t.cx, t.cy = t.keyX+dx, t.keyY+dy
+			obs.Motion = math.Hypot(dx-t.lastX, dy-t.lastY) / t.size
+			t.lastX, t.lastY = dx, dy
+			t.moved = math.Hypot(dx, dy)
 		}
 		t.sinceDetect++
 		if t.sinceDetect >= detectEvery || t.misses > 0 {
@@ -125,7 +136,13 @@ func (t *Tracker) Observe(img image.Image) Observation {
 		obs.Motion = 0
 	}
 	t.measure(f, &obs)
-	t.motion.capture(f, t.cx, t.cy, t.size)
+	// A new key frame when the detector has moved the box, and when the
+	// face has moved far from the key frame (its texture may have turned).
+	// A still face keeps its key frame, so its box does not move at all.
+	if t.placed || !t.motion.ready || t.moved > rekeyDistance*t.size {
+		t.motion.capture(f, t.cx, t.cy, t.size)
+		t.keyX, t.keyY, t.lastX, t.lastY, t.moved = t.cx, t.cy, 0, 0, 0
+	}
 	return obs
 }
 
@@ -140,7 +157,7 @@ func (t *Tracker) search(f frame) {
 		return
 	}
 	t.cx, t.cy, t.size = cx, cy, size
-	t.found, t.justAcquired, t.detected = true, true, true
+	t.found, t.justAcquired, t.detected, t.placed = true, true, true, true
 	t.sinceDetect, t.misses = 0, 0
 	t.skin = skinModel{}
 }
@@ -189,20 +206,26 @@ func (t *Tracker) recheck(f frame) {
 	}
 	t.misses = 0
 	t.detected = true
-	if math.Hypot(cx-t.cx, cy-t.cy) > jumpDistance*t.size || math.Abs(size/t.size-1) > jumpSize {
+	off, grown := math.Hypot(cx-t.cx, cy-t.cy)/t.size, math.Abs(size/t.size-1)
+	switch {
+	case off > jumpDistance || grown > jumpSize:
 		t.cx, t.cy, t.size = cx, cy, size
-		t.justAcquired = true
-		return
+		t.justAcquired, t.placed = true, true
+	case off > deadBand || grown > deadBand:
+		t.cx += centreGain * (cx - t.cx)
+		t.cy += centreGain * (cy - t.cy)
+		t.size += sizeGain * (size - t.size)
+		t.placed = true
 	}
-	t.cx += centreGain * (cx - t.cx)
-	t.cy += centreGain * (cy - t.cy)
-	t.size += sizeGain * (size - t.size)
+	// Within the dead band the detection only confirms the face: moving
+	// the box by the detector's own jitter would shift the regions over
+	// the skin and put that jitter into the colour means.
 }
 
-// roi returns region r of the box (cx, cy, s), clipped to the frame. The
-// proportions are of the detector's box, whose centre sits just below the eyes
-// and whose side spans about eyebrows to chin.
-func roi(r Region, cx, cy, s float64, w, h int) rect {
+// roi returns region r of the box (cx, cy, s), in frame pixels, clipped to
+// the frame. The proportions are of the detector's box, whose centre sits just
+// below the eyes and whose side spans about eyebrows to chin.
+func roi(r Region, cx, cy, s float64, w, h int) area {
 	var x0, y0, x1, y1 float64
 	switch r {
 	case Forehead:
@@ -212,8 +235,8 @@ func roi(r Region, cx, cy, s float64, w, h int) rect {
 	case RightCheek:
 		x0, x1, y0, y1 = 0.12, 0.30, 0.02, 0.18
 	}
-	clip := func(v float64, hi int) int { return min(max(int(v+0.5), 0), hi) }
-	return rect{
+	clip := func(v float64, hi int) float64 { return min(max(v, 0), float64(hi)) }
+	return area{
 		x0: clip(cx+x0*s, w), x1: clip(cx+x1*s, w),
 		y0: clip(cy+y0*s, h), y1: clip(cy+y1*s, h),
 	}
@@ -221,36 +244,47 @@ func roi(r Region, cx, cy, s float64, w, h int) rect {
 
 // measure fills the face fields of obs from frame f.
 func (t *Tracker) measure(f frame, obs *Observation) {
-	var rects [NumRegions]rect
-	total := 0
+	var areas [NumRegions]area
+	var total float64
 	for r := range NumRegions {
-		rects[r] = roi(r, t.cx, t.cy, t.size, f.w, f.h)
-		total += max(0, rects[r].x1-rects[r].x0) * max(0, rects[r].y1-rects[r].y0)
+		areas[r] = roi(r, t.cx, t.cy, t.size, f.w, f.h)
+		total += areas[r].size()
 	}
-	// Refit the skin model whenever the detector confirms the face, before
-	// the pixels are classified.
-	if t.detected || !t.skin.ready {
+	// Refit the skin model whenever the detector moves the box, before the
+	// pixels are classified; between moves the mask stays as it was.
+	if t.placed || !t.skin.ready {
 		t.chroma = chromaHist{}
-		for _, rc := range rects {
-			f.each(rc, func(_, _, _, y, cb, cr uint8) { t.chroma.add(y, cb, cr) })
+		for _, a := range areas {
+			f.each(a.pixels(), func(_, _, _, y, cb, cr uint8) { t.chroma.add(y, cb, cr) })
 		}
 		t.skin.fit(&t.chroma, int32(total/4)+1)
 	}
-	var all colourHist
-	for i, rc := range rects {
+	// The whole is the pixel-weighted mean of the regions' trimmed means:
+	// trimming the pooled pixels instead would cut at points that jump
+	// between the regions' different skin tones as their sizes change.
+	var m Colour
+	var weight float64
+	for i, a := range areas {
 		h := &t.regions[i]
 		*h = colourHist{}
 		if t.skin.ready {
-			f.each(rc, func(r, g, b, y, cb, cr uint8) {
-				if t.skin.accepts(r, g, b, y, cb, cr) {
-					h.add(r, g, b, y)
+			f.eachCovered(a, func(cover int32, r, g, b, y, cb, cr uint8) {
+				if w := cover * t.skin.weight(r, g, b, y, cb, cr); w > 0 {
+					h.add(r, g, b, y, w)
 				}
 			})
 		}
 		obs.Regions[i] = h.mean()
-		all.merge(h)
+		w := float64(h.n)
+		m.R += w * obs.Regions[i].R
+		m.G += w * obs.Regions[i].G
+		m.B += w * obs.Regions[i].B
+		m.Pixels += obs.Regions[i].Pixels
+		weight += w
 	}
-	m := all.mean()
+	if weight > 0 {
+		m.R, m.G, m.B = m.R/weight, m.G/weight, m.B/weight
+	}
 	half := t.size / 2
 	obs.Face = true
 	obs.Detected = t.detected
@@ -258,7 +292,7 @@ func (t *Tracker) measure(f frame, obs *Observation) {
 	obs.FaceFraction = t.size / float64(f.h)
 	obs.R, obs.G, obs.B, obs.SkinPixels = m.R, m.G, m.B, m.Pixels
 	if total > 0 {
-		obs.SkinFraction = float64(m.Pixels) / float64(total)
+		obs.SkinFraction = min(1, float64(m.Pixels)/total)
 	}
 	if m.Pixels > 0 {
 		obs.Luma = 0.299*m.R + 0.587*m.G + 0.114*m.B

@@ -250,3 +250,25 @@ func FuzzHEIFSize(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeJPEG measures the live session's frame decoder on a
+// 640x480 camera-like frame at quality 85.
+func BenchmarkDecodeJPEG(b *testing.B) {
+	img := image.NewRGBA(image.Rect(0, 0, 640, 480))
+	for y := 0; y < 480; y++ {
+		for x := 0; x < 640; x++ {
+			img.SetRGBA(x, y, color.RGBA{uint8(x/3 + y/5), uint8(100 + (x*y)%50), uint8(200 - y/3), 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 85}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(buf.Len()))
+	for i := 0; i < b.N; i++ {
+		if _, err := DecodeJPEG(buf.Bytes(), 640*480); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

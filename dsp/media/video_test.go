@@ -222,6 +222,36 @@ func TestDecodeVideoReader(t *testing.T) {
 			}
 		})
 	}
+	// A live WebRTC session hands VP8 frames to ffmpeg as an IVF stream
+	// (pion's ivfwriter) written while it is read.
+	t.Run("ivf stream through a pipe", func(t *testing.T) {
+		ivf, err := os.ReadFile(makeVideo(t, "s.ivf", append(flat("64x48"), "-c:v", "libvpx", "-f", "ivf")...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, w := io.Pipe()
+		go func() {
+			for len(ivf) > 0 {
+				n := min(len(ivf), 700)
+				if _, err := w.Write(ivf[:n]); err != nil {
+					return
+				}
+				ivf = ivf[n:]
+			}
+			w.Close()
+		}()
+		var last time.Duration
+		info, err := DecodeVideo(context.Background(), r, VideoOptions{}, func(f Frame) error {
+			last = f.Time
+			return nil
+		})
+		if err != nil || info.Container != IVF || info.Frames != 30 {
+			t.Fatalf("%s, %d frames, %v", info.Container, info.Frames, err)
+		}
+		if d := last - 29*time.Second/30; d < -2*time.Millisecond || d > 2*time.Millisecond {
+			t.Errorf("last frame at %v, want %v", last, 29*time.Second/30)
+		}
+	})
 	t.Run("empty stream", func(t *testing.T) {
 		if _, err := DecodeVideo(context.Background(), bytes.NewReader(nil), VideoOptions{}, func(Frame) error { return nil }); !errors.Is(err, ErrEmpty) {
 			t.Fatalf("got %v, want ErrEmpty", err)

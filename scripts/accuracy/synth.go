@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/pulsewire/pulsewire/dsp"
@@ -14,14 +16,14 @@ import (
 	"github.com/pulsewire/pulsewire/scripts/synth/clip"
 )
 
-// synthetic scores the benchmark set of generated clips (scripts/synth,
+// syntheticEncoded scores the benchmark set of generated clips (scripts/synth,
 // clip.Presets: 48 clips of 30 s spanning hr 45-160, br 6-30, still to
 // moving, bright to dark, CRF 18-28, mp4/webm/mov/avi). Each clip is
 // encoded by ffmpeg, decoded by dsp/media and analysed by dsp.AnalyzeFrames,
 // the batch path of video uploads. Clips already in dir (with their truth
 // JSON) are reused; without dir they are generated into a temporary folder
 // that is removed afterwards.
-func synthetic(dir string, verbose bool) (*table, error) {
+func syntheticEncoded(dir string, verbose bool) (*table, error) {
 	ctx := context.Background()
 	presets := clip.Presets()
 	if dir == "" {
@@ -76,6 +78,58 @@ func synthetic(dir string, verbose bool) (*table, error) {
 		if verbose {
 			fmt.Printf("%-48s hr %5.1f/%5.1f br %4.1f/%4.1f rmssd %5.1f/%5.1f %s snr %.1f %s\n", p.Name,
 				hr, truth.HeartRate, br, truth.BreathingRate, hrv, truth.RMSSD, res.Summary.Method, res.Summary.SNRdB, res.Summary.Conformity)
+		}
+	}
+	return t, nil
+}
+
+// syntheticRaw scores the same presets with the frames taken straight from
+// the renderer, without encoding: what the analysis reaches when video
+// compression has not removed the pulse. Clips are rendered two at a time.
+func syntheticRaw(verbose bool) (*table, error) {
+	presets := clip.Presets()
+	cascade, err := face.LoadCascade()
+	if err != nil {
+		return nil, err
+	}
+	results := make([]dsp.Result, len(presets))
+	truths := make([]clip.Truth, len(presets))
+	errs := make([]error, len(presets))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, runtime.NumCPU()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				c, err := clip.New(presets[i].Config)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				truths[i] = c.Truth()
+				results[i] = dsp.AnalyzeFrames(cascade, c.Frames(), dsp.Inputs{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}})
+			}
+		}()
+	}
+	for i := range presets {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	t := newTable(fmt.Sprintf("Synthetic clips without encoding: the same %d presets, frames straight from the renderer", len(presets)), dsp.HR, dsp.BR, dsp.HRV)
+	t.notes = append(t.notes, "Same clips and ground truth as above, analysed by dsp.AnalyzeFrames without ffmpeg: isolates what compression takes away.")
+	for i, res := range results {
+		t.units++
+		hr, _ := t.add(res, dsp.HR, truths[i].HeartRate)
+		br, _ := t.add(res, dsp.BR, truths[i].BreathingRate)
+		hrv, _ := t.add(res, dsp.HRV, truths[i].RMSSD)
+		if verbose {
+			fmt.Printf("raw %-44s hr %5.1f/%5.1f br %4.1f/%4.1f rmssd %5.1f/%5.1f %s snr %.1f %s\n", presets[i].Name,
+				hr, truths[i].HeartRate, br, truths[i].BreathingRate, hrv, truths[i].RMSSD, res.Summary.Method, res.Summary.SNRdB, res.Summary.Conformity)
 		}
 	}
 	return t, nil

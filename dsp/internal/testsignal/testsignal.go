@@ -34,6 +34,10 @@ type Config struct {
 	// Flicker adds an illumination oscillation at FlickerHz with relative
 	// depth FlickerDepth, common to all channels.
 	FlickerHz, FlickerDepth float64
+	// EctopicEvery makes every n-th beat come 35% of an interval early,
+	// followed by a compensatory pause (0: none): premature beats, which
+	// artefact rejection must keep out of the NN intervals.
+	EctopicEvery int
 }
 
 // Signal is a synthetic recording and its ground truth.
@@ -77,9 +81,14 @@ func Make(c Config) Signal {
 	t0 := 60 / c.HR
 	sigma := c.RMSSDms / 1000 / math.Sqrt2
 	var feet []float64
-	for t := -2 * t0; t < c.Seconds+2*t0; {
+	for t, k := -2*t0, 0; t < c.Seconds+2*t0; k++ {
 		feet = append(feet, t)
 		ibi := t0 * (1 + c.RSADepth*math.Sin(2*math.Pi*c.BR/60*t))
+		if n := c.EctopicEvery; n > 0 && k%n == n-1 {
+			ibi *= 0.65
+		} else if n > 0 && k%n == 0 && k > 0 {
+			ibi *= 1.35
+		}
 		t += ibi + sigma*rng.NormFloat64()
 	}
 	var sumIBI, sumSq float64

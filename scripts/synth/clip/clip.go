@@ -38,11 +38,14 @@ type Config struct {
 	// Motion is the head sway amplitude in face heights (0: still; 0.02:
 	// small; 0.1: moving).
 	Motion float64
-	// Brightness scales the light (1; 0.35 is a dim room).
+	// Brightness is the light on the scene (1, a well-lit face; 0.5 dim;
+	// 0.3 a dark room). The camera's auto-exposure makes up for dim light
+	// with gain (see exposureGain), which amplifies the noise too.
 	Brightness float64
 	// Flicker of the light: frequency (Hz) and depth (fraction, 0 off).
 	FlickerHz, FlickerDepth float64
-	// Noise is the camera noise, standard deviation in 8-bit levels (1.5).
+	// Noise is the camera noise at unit gain, standard deviation in 8-bit
+	// levels (1.5).
 	Noise float64
 	// FaceScale is the photo's height over the frame height (0.65: the face
 	// fills about 45% of the frame height).
@@ -167,6 +170,19 @@ func stamp(n int, fps, jitter float64) float64 {
 	return math.Round(t*1000) / 1000
 }
 
+// Auto-exposure: the camera raises its gain to bring the picture to the
+// level of exposureTarget light, by at most maxGain; darker scenes stay
+// darker. Sensor noise is amplified with the signal.
+const (
+	exposureTarget = 0.8
+	maxGain        = 2.0
+)
+
+// exposureGain is the camera gain for a scene lit at brightness b.
+func exposureGain(b float64) float64 {
+	return min(maxGain, max(1, exposureTarget/b))
+}
+
 // Truth is the ground truth written beside a clip.
 type Truth struct {
 	File   string  `json:"file,omitempty"`
@@ -197,6 +213,7 @@ type Conditions struct {
 	PulseAmplitude float64 `json:"pulseAmplitude"`
 	Motion         float64 `json:"motionFaceHeights"`
 	Brightness     float64 `json:"brightness"`
+	Gain           float64 `json:"cameraGain"`
 	FlickerHz      float64 `json:"flickerHz,omitempty"`
 	FlickerDepth   float64 `json:"flickerDepth,omitempty"`
 	Noise          float64 `json:"noiseLevels"`
@@ -215,6 +232,7 @@ func (c *Clip) Truth() Truth {
 		BeatTimes: beats,
 		Conditions: Conditions{
 			PulseAmplitude: c.cfg.PulseAmplitude, Motion: c.cfg.Motion, Brightness: c.cfg.Brightness,
+			Gain:      exposureGain(c.cfg.Brightness),
 			FlickerHz: c.cfg.FlickerHz, FlickerDepth: c.cfg.FlickerDepth, Noise: c.cfg.Noise,
 			FaceScale: c.cfg.FaceScale, Jitter: c.cfg.Jitter, DropEvery: c.cfg.DropEvery,
 		},

@@ -299,6 +299,7 @@ func TestPresets(t *testing.T) {
 	names := map[string]bool{}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	blo, bhi := math.Inf(1), math.Inf(-1)
+	rlo, rhi := math.Inf(1), math.Inf(-1)
 	formats, crfs := map[string]bool{}, map[int]bool{}
 	var still, moving, bright, dim bool
 	for _, p := range ps {
@@ -314,6 +315,10 @@ func TestPresets(t *testing.T) {
 		}
 		lo, hi = min(lo, p.Config.HeartRate), max(hi, p.Config.HeartRate)
 		blo, bhi = min(blo, p.Config.BreathingRate), max(bhi, p.Config.BreathingRate)
+		rlo, rhi = min(rlo, p.Config.RMSSD), max(rhi, p.Config.RMSSD)
+		if p.Config.HeartRate > 110 && p.Config.RMSSD > 25 {
+			t.Errorf("%s: RMSSD %.0f ms at %.0f bpm", p.Name, p.Config.RMSSD, p.Config.HeartRate)
+		}
 		formats[p.Encoding.Format] = true
 		crfs[p.Encoding.CRF] = true
 		still = still || p.Config.Motion == 0
@@ -321,8 +326,8 @@ func TestPresets(t *testing.T) {
 		bright = bright || p.Config.Brightness >= 1
 		dim = dim || p.Config.Brightness <= 0.5
 	}
-	if lo > 47 || hi < 155 || blo > 7 || bhi < 28 {
-		t.Errorf("hr %.0f-%.0f, br %.0f-%.0f: want about 45-160 and 6-30", lo, hi, blo, bhi)
+	if lo > 47 || hi < 155 || blo > 7 || bhi < 28 || rlo > 10 || rhi < 60 {
+		t.Errorf("hr %.0f-%.0f, br %.0f-%.0f, RMSSD %.0f-%.0f: want about 45-160, 6-30 and 5-80", lo, hi, blo, bhi, rlo, rhi)
 	}
 	if len(formats) < 4 || !crfs[18] || !crfs[28] || !still || !moving || !bright || !dim {
 		t.Errorf("formats %v, crfs %v, still %v moving %v bright %v dim %v", formats, crfs, still, moving, bright, dim)

@@ -21,9 +21,8 @@ type Encoding struct {
 	// (raw 4:2:0, what Chromium's fake camera plays).
 	Format string
 	// CRF is the H.264 constant rate factor (18 visually lossless, 28 low
-	// quality; 20 when 0). VP9 gets CRF+4, which loses the pulse at the
-	// same point as H.264 does (on 640x480 clips with a 0.6% pulse: kept at
-	// 18-20, lost from 23). y4m ignores it.
+	// quality; 20 when 0). VP9 gets CRF+4, which lost a 0.6% pulse at the
+	// same point as H.264 in our checks on 640x480 clips. y4m ignores it.
 	CRF int
 }
 

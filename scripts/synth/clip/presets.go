@@ -6,7 +6,7 @@ import (
 )
 
 // Presets is the benchmark set: 48 clips of 30 s at 640x480 and 30 fps that
-// together span heart rates 45-160 bpm, breathing 6-30 /min, RMSSD 15-70 ms,
+// together span heart rates 45-160 bpm, breathing 6-30 /min, RMSSD 5-80 ms,
 // a still to a moving head, bright to dim light, CRF 18-28, and mp4, webm,
 // mov and avi. Each condition steps through its values on its own cycle, and
 // the rates follow low-discrepancy sequences (golden ratio and silver ratio
@@ -21,7 +21,7 @@ func Presets() []Preset {
 	lights := []struct {
 		name  string
 		value float64
-	}{{"bright", 1.1}, {"normal", 0.8}, {"dim", 0.5}, {"dark", 0.3}}
+	}{{"bright", 1}, {"normal", 0.8}, {"dim", 0.5}, {"dark", 0.3}}
 	crfs := []int{18, 20, 22, 24, 26, 28}
 	formats := []string{"mp4", "webm", "mov", "avi", "mp4", "mov"}
 	amplitudes := []float64{0.006, 0.004, 0.008}
@@ -31,12 +31,12 @@ func Presets() []Preset {
 	for i := 0; i < 48; i++ {
 		hr := 45 + 115*frac(0.5+float64(i)*0.6180339887)
 		br := 6 + 24*frac(0.3+float64(i)*0.4142135624)
-		// Variability falls as the heart speeds up, as at rest and in
-		// exercise.
-		rmssd := 15 + 55*frac(0.7+float64(i)*0.7548776662)
-		if hr > 110 {
-			rmssd = min(rmssd, 25)
-		}
+		// Variability falls steeply as the heart speeds up. Our model:
+		// 60 ms at 60 bpm, halving every 28 bpm (22 ms at 100, 8 at 140),
+		// times 0.6-1.4 per clip. 40 ms at 117 bpm, as an earlier set had,
+		// is an 8% beat-to-beat swing no resting adult shows.
+		rmssd := 60 * math.Exp(-(hr-60)/40) * (0.6 + 0.8*frac(0.7+float64(i)*0.7548776662))
+		rmssd = min(80, max(5, rmssd))
 		m, l := motions[i%len(motions)], lights[(i/2)%len(lights)]
 		c := Config{
 			Seconds: 30, Seed: uint64(i + 1),

@@ -150,10 +150,11 @@ func skinMask(photo image.Image) *image.Gray {
 	return out
 }
 
-// lighting is the light's gain at t: the brightness, a slow 1% drift over
-// 40 s (clouds, auto-exposure) and the flicker.
+// lighting is the picture's level at t relative to the photo: the light on
+// the scene times the camera gain, with a slow 1% drift over 40 s (clouds,
+// exposure hunting) and the flicker.
 func (c *Clip) lighting(t float64) float64 {
-	g := c.cfg.Brightness * (1 + 0.01*math.Sin(2*math.Pi*t/40))
+	g := c.cfg.Brightness * exposureGain(c.cfg.Brightness) * (1 + 0.01*math.Sin(2*math.Pi*t/40))
 	if c.cfg.FlickerDepth > 0 {
 		g *= 1 + c.cfg.FlickerDepth*math.Sin(2*math.Pi*c.cfg.FlickerHz*t)
 	}
@@ -192,7 +193,7 @@ func (c *Clip) Render(i int, dst *image.RGBA) {
 	w00, w01, w10, w11 := fx*fy, (1-fx)*fy, fx*(1-fy), (1-fx)*(1-fy)
 
 	noise := rand.New(rand.NewPCG(c.noiseK, uint64(i)))
-	sigma := float32(c.cfg.Noise)
+	sigma := float32(c.cfg.Noise * exposureGain(c.cfg.Brightness))
 	var bits uint64
 	nbits := 0
 	next := func() float32 {

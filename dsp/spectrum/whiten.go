@@ -1,0 +1,53 @@
+package spectrum
+
+import "slices"
+
+// Whiten writes into dst the spectrum s divided by its local noise floor,
+// the median power within ±halfHz of each frequency, for the bins within
+// [loHz, hiHz] (zero elsewhere). A peak's whitened height is how far it
+// stands above its surroundings: camera noise is far from white (video
+// compression leaves steps and slow drifts whose power piles up at low
+// frequencies), and a raw spectrum would let that slope outbid a pulse.
+// The median ignores the peak itself when the peak is narrower than the
+// window. The floor is evaluated every halfHz/8 and interpolated, each
+// median over every fourth bin (FFTLen pads at least fourfold, so
+// neighbouring bins carry the same information).
+func Whiten(dst, s *Spectrum, loHz, hiHz, halfHz float64) {
+	if cap(dst.Power) < len(s.Power) {
+		dst.Power = make([]float64, len(s.Power))
+	}
+	dst.Power = dst.Power[:len(s.Power)]
+	dst.BinHz, dst.Seconds = s.BinHz, s.Seconds
+	clear(dst.Power)
+	step := max(1, s.bin(halfHz/8))
+	half := max(2, s.bin(halfHz))
+	lo, hi := s.bin(loHz), s.bin(hiHz)
+	var buf []float64
+	floor := func(k int) float64 {
+		buf = buf[:0]
+		for j := max(0, k-half); j <= min(len(s.Power)-1, k+half); j += 4 {
+			buf = append(buf, s.Power[j])
+		}
+		slices.Sort(buf)
+		return buf[len(buf)/2]
+	}
+	prevK, prevF := lo, floor(lo)
+	for k := lo; k <= hi; {
+		nextK := min(hi, prevK+step)
+		nextF := floor(nextK)
+		for ; k <= nextK; k++ {
+			f := prevF
+			if nextK > prevK {
+				w := float64(k-prevK) / float64(nextK-prevK)
+				f = (1-w)*prevF + w*nextF
+			}
+			if f > 0 {
+				dst.Power[k] = s.Power[k] / f
+			}
+		}
+		if nextK == hi {
+			break
+		}
+		prevK, prevF = nextK, nextF
+	}
+}

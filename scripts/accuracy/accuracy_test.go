@@ -1,0 +1,59 @@
+package main
+
+import (
+	"math"
+	"testing"
+)
+
+func TestStats(t *testing.T) {
+	mae, rmse, r := stats([][2]float64{{1, 2}, {3, 2}, {5, 6}, {7, 6}})
+	if mae != 1 || rmse != 1 || math.Abs(r-0.894427191) > 1e-6 {
+		t.Errorf("mae %g rmse %g r %g, want 1, 1, 0.894", mae, rmse, r)
+	}
+	if mae, _, _ := stats(nil); !math.IsNaN(mae) {
+		t.Errorf("empty stats gave %g", mae)
+	}
+}
+
+// TestRPeaks: a spike train at 75 bpm with a slow baseline and an inverted
+// polarity is read back beat for beat.
+func TestRPeaks(t *testing.T) {
+	const rate = 250.0
+	ecg := make([]float64, int(20*rate))
+	var want []float64
+	for b := 0.4; b < 19.8; b += 0.8 {
+		want = append(want, b)
+		for i := range ecg {
+			d := (float64(i)/rate - b) / 0.012
+			ecg[i] -= math.Exp(-d * d / 2)
+		}
+	}
+	for i := range ecg {
+		ecg[i] += 0.3 * math.Sin(2*math.Pi*0.2*float64(i)/rate)
+	}
+	got := rPeaks(ecg, rate)
+	if len(got) != len(want) {
+		t.Fatalf("%d peaks, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if math.Abs(got[i]-want[i]) > 0.01 {
+			t.Errorf("peak %d at %.3f s, want %.3f", i, got[i], want[i])
+		}
+	}
+	hr, rmssd := rrReference(got, 0, 20)
+	if math.Abs(hr-75) > 0.5 || rmssd > 5 {
+		t.Errorf("hr %.2f rmssd %.2f, want 75 and ~0", hr, rmssd)
+	}
+}
+
+func TestBreathRate(t *testing.T) {
+	const rate = 100.0
+	rsp := make([]float64, int(60*rate))
+	for i := range rsp {
+		s := float64(i) / rate
+		rsp[i] = math.Sin(2*math.Pi*0.25*s) + 0.05*math.Sin(2*math.Pi*3*s)
+	}
+	if br := breathRate(rsp, rate, 0, 60); math.Abs(br-15) > 0.3 {
+		t.Errorf("breath rate %.2f, want 15", br)
+	}
+}
