@@ -60,6 +60,7 @@ export const defaultText = {
     MISSING_USER_DATA: 'needs more about you',
     NOT_CALIBRATED: 'needs a reference blood pressure first',
     CREDIT_EXCEEDED: 'not available this month',
+    MISSING_IMAGE: 'needs a photo, not a video',
     other: 'could not be measured',
   },
 };
