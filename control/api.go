@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/pulsewire/pulsewire/dsp/media"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -41,6 +42,7 @@ type API struct {
 	engine         *gin.Engine
 	general, mints *rateLimiter
 	internal       map[string]bool // routeKey of each Internal mounted route
+	analyzer       *Analyzer
 }
 
 // Route is a route another part of the server mounts on an environment's
@@ -61,6 +63,10 @@ type Options struct {
 	Logger *slog.Logger     // nil: no logs
 	Routes []Route          // mounted beside the API
 	Now    func() time.Time // the rate limits' clock; nil: time.Now
+	// Analyzer runs the measurements of the run routes; nil: one of this
+	// API's own (NewAnalyzer(0, DefaultQueue, ...)). A server shares one
+	// between its environments.
+	Analyzer *Analyzer
 }
 
 // NewAPI returns the API of svc's environment.
@@ -71,6 +77,9 @@ func NewAPI(svc *Service, opts Options) *API {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Analyzer == nil {
+		opts.Analyzer = NewAnalyzer(0, DefaultQueue, media.VideoOptions{})
+	}
 	a := &API{
 		svc:      svc,
 		log:      opts.Logger.With("env", string(svc.Env())),
@@ -78,6 +87,7 @@ func NewAPI(svc *Service, opts Options) *API {
 		general:  newRateLimiter(requestsPerMinute, time.Minute, opts.Now),
 		mints:    newRateLimiter(tokensPerMinute, time.Minute, opts.Now),
 		internal: map[string]bool{},
+		analyzer: opts.Analyzer,
 	}
 	e := a.engine
 	// Match on the escaped path, so that an externalId may hold a slash
@@ -109,6 +119,7 @@ func NewAPI(svc *Service, opts Options) *API {
 	api.GET("/measures/:id/cppg", a.handle(a.getMeasureOfKind(storage.KindCPPG)))
 	api.DELETE("/measures/:id", a.handle(a.deleteMeasure))
 	api.GET("/external-users/:externalId", a.handle(a.externalUser))
+	a.runRoutes(api)
 	return a
 }
 
@@ -222,7 +233,10 @@ func (a *API) logRequests(c *gin.Context) {
 		route = "(no route)"
 	}
 	level := slog.LevelInfo
-	if c.Writer.Status() >= 500 {
+	switch status := c.Writer.Status(); {
+	case status == http.StatusServiceUnavailable:
+		level = slog.LevelWarn // a full run pool: the load, not a fault
+	case status >= 500:
 		level = slog.LevelError
 	}
 	log.LogAttrs(c.Request.Context(), level, "request", append([]slog.Attr{
@@ -278,6 +292,7 @@ var errorStatus = map[Code]int{
 	NotFound:     http.StatusNotFound,
 	TooLarge:     http.StatusRequestEntityTooLarge,
 	RateLimited:  http.StatusTooManyRequests,
+	Unavailable:  http.StatusServiceUnavailable,
 	Internal:     http.StatusInternalServerError,
 }
 
@@ -311,9 +326,9 @@ func (a *API) fail(c *gin.Context, err error) {
 		c.AbortWithStatusJSON(status, badRequestBody{status, e.Messages, "Bad Request"})
 	case NotFound:
 		c.AbortWithStatusJSON(status, notFoundBody{"Not Found", status})
-	case RateLimited:
+	case RateLimited, Unavailable:
 		c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
-		c.AbortWithStatusJSON(status, statusBody{status, "Too Many Requests"})
+		c.AbortWithStatusJSON(status, statusBody{status, http.StatusText(status)})
 	case Internal:
 		RequestLogger(c.Request.Context()).Error("internal error", "err", err)
 		c.AbortWithStatusJSON(status, statusBody{status, "Internal server error"})

@@ -49,6 +49,7 @@ type testEnv struct {
 	clock  *testClock
 	logs   *syncBuffer
 	routes []Route
+	az     *Analyzer
 }
 
 type envOption func(*testEnv, *storage.Options)
@@ -61,6 +62,11 @@ func withLocation(loc *time.Location) envOption {
 // withMedia puts a wrapper around the environment's media folder.
 func withMedia(wrap func(storage.Media) storage.Media) envOption {
 	return func(e *testEnv, _ *storage.Options) { e.media = wrap(e.media) }
+}
+
+// withAnalyzer runs the measurements on az.
+func withAnalyzer(az *Analyzer) envOption {
+	return func(e *testEnv, _ *storage.Options) { e.az = az }
 }
 
 // withRoutes mounts routes beside the API.
@@ -88,7 +94,7 @@ func newTestEnv(t *testing.T, env Env, opts ...envOption) *testEnv {
 	t.Cleanup(func() { e.db.Close() })
 	e.svc = NewService(env, e.db, e.media)
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Now: e.clock.now})
+	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Now: e.clock.now, Analyzer: e.az})
 	return e
 }
 

@@ -80,6 +80,7 @@ var listBench struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	removeFixtures()
 	if listBench.db != nil {
 		listBench.db.Close()
 	}

@@ -1,4 +1,9 @@
 // Package control is the control plane: the business rules for clients,
-// access tokens, measures and calibration, and the Gin HTTP API that exposes
-// them (SPEC.md sections 2-4, 7 and 8).
+// access tokens, measures, measurement runs and calibration, and the Gin
+// HTTP API that exposes them (SPEC.md sections 2-4, 7 and 8).
+//
+// A measurement run (run.go) is shared by every transport: the REST run
+// routes (run_http.go), which receive a video, images, face crops or a
+// signal (one source file each) and analyse them on a bounded pool
+// (analyzer.go), and the session server's live chains.
 package control

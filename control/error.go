@@ -21,6 +21,7 @@ const (
 	NotFound     Code = "not_found"    // no such thing for this caller
 	TooLarge     Code = "too_large"    // the body exceeds its limit
 	RateLimited  Code = "rate_limited" // too many requests; RetryAfter says for how long
+	Unavailable  Code = "unavailable"  // the server is too busy now; RetryAfter says when to try again
 	Internal     Code = "internal"     // our fault; details only in the server log
 )
 
@@ -29,7 +30,8 @@ type Error struct {
 	Code Code
 	// Messages are readable, one per problem (Invalid only).
 	Messages []string
-	// RetryAfter is how long to wait before trying again (RateLimited only).
+	// RetryAfter is how long to wait before trying again (RateLimited and
+	// Unavailable only).
 	RetryAfter time.Duration
 	// Err is the cause, for the server log; never shown to the caller.
 	Err error

@@ -29,6 +29,7 @@ type Run struct {
 	svc      *Service
 	client   storage.Client
 	measure  storage.Measure
+	kind     storage.Kind
 	byRun    bool     // a new measure, which a failed run removes
 	returned []string // returnedVariables: what the client is entitled to here
 	inputs   dsp.Inputs
@@ -49,21 +50,21 @@ type RunOf struct {
 	NewID string
 }
 
-// StartRun claims a measure of c for a run from kind and works out what the
-// run computes. An existing measure goes from created to started in one
+// StartRun claims a measure of c for a run from kind (the measure gets the
+// kind when the run ends) and works out what the run computes. An existing measure goes from created to started in one
 // conditional update, so of two concurrent runs exactly one proceeds; the
 // other, like a run of a measure already started or ended, is Invalid
 // (400). A malformed id is Invalid, and a measure that does not exist or is
 // another client's is NotFound. A new measure is stored already started.
 func (s *Service) StartRun(ctx context.Context, c storage.Client, of RunOf, kind storage.Kind) (*Run, error) {
-	r := &Run{svc: s, client: c}
+	r := &Run{svc: s, client: c, kind: kind}
 	var err error
 	if of.MeasureID != "" {
 		id, perr := parseID(of.MeasureID)
 		if perr != nil {
 			return nil, perr
 		}
-		r.measure, err = s.db.StartMeasure(ctx, c, id, kind)
+		r.measure, err = s.db.StartMeasure(ctx, c, id)
 		if errors.Is(err, storage.ErrAlreadyRun) {
 			return nil, invalidf("the measure has already run: a measure runs once")
 		}
@@ -73,7 +74,7 @@ func (s *Service) StartRun(ctx context.Context, c storage.Client, of RunOf, kind
 			id = uuid.NewString()
 		}
 		r.byRun = true
-		r.measure, err = s.db.StartNewMeasure(ctx, c, id, of.New, kind)
+		r.measure, err = s.db.StartNewMeasure(ctx, c, id, of.New)
 	}
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func (r *Run) plan(ctx context.Context) error {
 		// bp needs the calibration, and bpClass and healthScore use the
 		// pressure it gives when there is one.
 		if u.ExternalID != nil {
-			cal, err := r.svc.db.LatestCalibration(ctx, r.client, *u.ExternalID, m.Kind)
+			cal, err := r.svc.db.LatestCalibration(ctx, r.client, *u.ExternalID, r.kind)
 			switch {
 			case err == nil:
 				in.Calibration = &dsp.Calibration{SystoleMmHg: cal.Systole, DiastoleMmHg: cal.Diastole}
@@ -155,8 +156,9 @@ func ReturnedVariables(entitled, desired, unwanted []string) []string {
 }
 
 // End stores the analysis res as the measure's outcome and ends the run,
-// in one transaction (storage.EndMeasure): returnedVariables, signal, the
-// variables it lists and no other, endedAt, and the month's credit. A
+// in one transaction (storage.EndMeasure): the kind, returnedVariables,
+// signal, the variables it lists and no other, endedAt, and the month's
+// credit. A
 // measure that computed anything (one returned variable with a value)
 // costs one credit; with none left this month every returned variable is
 // CREDIT_EXCEEDED, and so is signal.qualityScore, and nothing is charged.
@@ -176,7 +178,7 @@ func (r *Run) End(ctx context.Context, res dsp.Result) (storage.Measure, error) 
 		noCredit[name] = dsp.Variable{Error: dsp.CreditExceeded}
 		chargeable = chargeable || v.Error == ""
 	}
-	e := storage.MeasureEnd{ReturnedVariables: r.returned, Chargeable: chargeable}
+	e := storage.MeasureEnd{Kind: r.kind, ReturnedVariables: r.returned, Chargeable: chargeable}
 	var err error
 	if e.Outcome.Variables, err = json.Marshal(variables); err != nil {
 		return storage.Measure{}, fmt.Errorf("end run: %w", err)

@@ -120,7 +120,7 @@ func newMeasure(id string, n NewMeasure, created time.Time) Measure {
 }
 
 // insertMeasures inserts ms, new measures of c in the created or started
-// state, with their tag index. byRun marks measures a create-and-run
+// state (a kind only once ended), with their tag index. byRun marks measures a create-and-run
 // inserted (see the measures table).
 func insertMeasures(ctx context.Context, tx *sql.Tx, c Client, ms []Measure, byRun bool) error {
 	insert, err := tx.PrepareContext(ctx,
@@ -143,8 +143,11 @@ func insertMeasures(ctx context.Context, tx *sql.Tx, c Client, ms []Measure, byR
 			u = &UserData{}
 		}
 		var kind, startedAt any
+		if m.Kind != "" {
+			kind = m.Kind
+		}
 		if m.Status != StatusCreated {
-			kind, startedAt = m.Kind, millis(m.StartedAt)
+			startedAt = millis(m.StartedAt)
 		}
 		_, err = insert.ExecContext(ctx, m.ID, c.key, m.Status, kind, millis(m.CreatedAt), startedAt, byRun,
 			m.UserData != nil, u.ExternalID, u.Sex, nullInt(u.Age), nullInt(u.Weight), nullInt(u.Height), u.SmokingStatus,

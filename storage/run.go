@@ -14,33 +14,33 @@ import (
 // created state. A measure runs once (SPEC 3.1).
 var ErrAlreadyRun = errors.New("storage: measure already run")
 
-// StartNewMeasure stores a new measure of c already started from kind: the
-// first step of a create-and-run, which passes through started (SPEC 3.1).
-// id is the caller's, who may have stored the run's media under it already.
-// Such a measure is removed, not reset, when its run fails.
-func (db *DB) StartNewMeasure(ctx context.Context, c Client, id string, n NewMeasure, kind Kind) (Measure, error) {
+// StartNewMeasure stores a new measure of c already started: the first step
+// of a create-and-run, which passes through started (SPEC 3.1). id is the
+// caller's, who may have stored the run's media under it already. Such a
+// measure is removed, not reset, when its run fails.
+func (db *DB) StartNewMeasure(ctx context.Context, c Client, id string, n NewMeasure) (Measure, error) {
 	now := db.stamp()
 	m := newMeasure(id, n, now)
-	m.Status, m.Kind, m.StartedAt = StatusStarted, kind, now
+	m.Status, m.StartedAt = StatusStarted, now
 	if err := db.inWrite(ctx, func(tx *sql.Tx) error { return insertMeasures(ctx, tx, c, []Measure{m}, true) }); err != nil {
 		return Measure{}, fmt.Errorf("start new measure: %w", err)
 	}
 	return m, nil
 }
 
-// StartMeasure starts c's measure id from kind: created becomes started in
-// one conditional UPDATE, so of concurrent starts exactly one succeeds. The
+// StartMeasure starts c's measure id: created becomes started in one
+// conditional UPDATE, so of concurrent starts exactly one succeeds. The
 // others, like the start of a measure already started or ended, get
 // ErrAlreadyRun; a measure that does not exist or is another client's is
 // ErrNotFound.
-func (db *DB) StartMeasure(ctx context.Context, c Client, id string, kind Kind) (Measure, error) {
+func (db *DB) StartMeasure(ctx context.Context, c Client, id string) (Measure, error) {
 	var m Measure
 	err := db.inWrite(ctx, func(tx *sql.Tx) error {
 		var err error
 		m, err = scanMeasure(tx.QueryRowContext(ctx,
-			`UPDATE measures SET status = 'started', kind = ?, started_at = ?
+			`UPDATE measures SET status = 'started', started_at = ?
 			 WHERE id = ? AND client = ? AND status = 'created' RETURNING `+measureColumns,
-			kind, millis(db.stamp()), id, c.key))
+			millis(db.stamp()), id, c.key))
 		if errors.Is(err, sql.ErrNoRows) {
 			return alreadyRunOrMissing(ctx, tx, c, id)
 		}
@@ -76,6 +76,9 @@ type Outcome struct {
 
 // MeasureEnd is how a run ends.
 type MeasureEnd struct {
+	// Kind is the sensor the run measured from; a measure gets its kind
+	// when it ends.
+	Kind              Kind
 	ReturnedVariables []string
 	// Outcome is stored while the client has credit left this month, or
 	// unlimited credit.
@@ -90,7 +93,7 @@ type MeasureEnd struct {
 // EndMeasure ends c's started measure id, all in one transaction: it reads
 // the client's monthly credits, stores e.Outcome (charging one credit of
 // the calendar month, UTC, when e.Chargeable) or, with no credit left,
-// e.NoCredit, and sets endedAt. Transactions on one database run one at a
+// e.NoCredit, and sets the kind and endedAt. Transactions on one database run one at a
 // time, so N concurrent ends with k credits left charge exactly k. A measure
 // no longer started (deleted during its run) is ErrNotFound and nothing is
 // charged.
@@ -124,9 +127,10 @@ func (db *DB) EndMeasure(ctx context.Context, c Client, id string, e MeasureEnd)
 			variables = json.RawMessage("{}")
 		}
 		m, err = scanMeasure(tx.QueryRowContext(ctx,
-			`UPDATE measures SET status = 'ended', ended_at = ?, returned_variables = ?, signal = ?, variables = ?, features = ?
+			`UPDATE measures SET status = 'ended', kind = ?, ended_at = ?, returned_variables = ?, signal = ?, variables = ?,
+			   features = ?
 			 WHERE id = ? AND client = ? AND status = 'started' RETURNING `+measureColumns,
-			millis(ended), jsonOrNull(nonNil(e.ReturnedVariables)), rawOrNull(out.Signal), string(variables),
+			e.Kind, millis(ended), jsonOrNull(nonNil(e.ReturnedVariables)), rawOrNull(out.Signal), string(variables),
 			rawOrNull(out.Features), id, c.key))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound

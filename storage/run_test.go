@@ -23,16 +23,16 @@ func TestStartMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.StartMeasure(ctx, other, m.ID, KindRPPG); !errors.Is(err, ErrNotFound) {
+	if _, err := db.StartMeasure(ctx, other, m.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("another client started it: %v", err)
 	}
-	if _, err := db.StartMeasure(ctx, acme, uuid.NewString(), KindRPPG); !errors.Is(err, ErrNotFound) {
+	if _, err := db.StartMeasure(ctx, acme, uuid.NewString()); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("start of a missing measure: %v", err)
 	}
 	// Of concurrent starts exactly one wins; the others are told the
 	// measure has run.
 	if n := succeeded(t, 8, ErrAlreadyRun, func() error {
-		_, err := db.StartMeasure(ctx, acme, m.ID, KindCPPG)
+		_, err := db.StartMeasure(ctx, acme, m.ID)
 		return err
 	}); n != 1 {
 		t.Fatalf("%d starts succeeded, want 1", n)
@@ -41,7 +41,7 @@ func TestStartMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != StatusStarted || got.Kind != KindCPPG || got.StartedAt.IsZero() || !got.EndedAt.IsZero() {
+	if got.Status != StatusStarted || got.Kind != "" || got.StartedAt.IsZero() || !got.EndedAt.IsZero() {
 		t.Fatalf("started measure %+v", got)
 	}
 
@@ -56,7 +56,7 @@ func TestStartMeasure(t *testing.T) {
 	if got.Status != StatusCreated || got.Kind != "" || !got.StartedAt.IsZero() {
 		t.Fatalf("reset measure %+v", got)
 	}
-	if _, err := db.StartMeasure(ctx, acme, m.ID, KindRPPG); err != nil {
+	if _, err := db.StartMeasure(ctx, acme, m.ID); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -67,7 +67,7 @@ func TestStartNewMeasure(t *testing.T) {
 	db := openTest(t, Options{Now: clock.now})
 	acme := newTestClient(t, db, "acme")
 	id := uuid.NewString()
-	m, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{Tags: []string{"a"}, UserData: &UserData{Age: ptr(int64(30))}}, KindRPPG)
+	m, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{Tags: []string{"a"}, UserData: &UserData{Age: ptr(int64(30))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +75,10 @@ func TestStartNewMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != StatusStarted || got.Kind != KindRPPG || !got.StartedAt.Equal(got.CreatedAt) || *got.UserData.Age != 30 {
+	if got.Status != StatusStarted || got.Kind != "" || !got.StartedAt.Equal(got.CreatedAt) || *got.UserData.Age != 30 {
 		t.Fatalf("stored %+v, returned %+v", got, m)
 	}
-	if _, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{}, KindRPPG); err == nil {
+	if _, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{}); err == nil {
 		t.Fatal("a second measure with the same id was stored")
 	}
 	page, err := db.Measures(ctx, acme, MeasureQuery{Take: 10, Tags: &TagFilter{Operator: TagsContain, Values: []string{"a"}}})
@@ -87,10 +87,11 @@ func TestStartNewMeasure(t *testing.T) {
 	}
 }
 
-// end is a MeasureEnd whose outcome and no-credit outcome are told apart by
-// their variables.
+// end is a MeasureEnd of a contact run whose outcome and no-credit outcome
+// are told apart by their variables.
 func end(chargeable bool) MeasureEnd {
 	return MeasureEnd{
+		Kind:              KindCPPG,
 		ReturnedVariables: []string{"hr"},
 		Outcome: Outcome{
 			Signal:    json.RawMessage(`{"qualityScore":{"value":0.8,"error":null}}`),
@@ -117,7 +118,7 @@ func TestEndMeasureChargesExactlyTheCreditsLeft(t *testing.T) {
 		ids := make([]string, n)
 		for i := range ids {
 			ids[i] = uuid.NewString()
-			if _, err := db.StartNewMeasure(ctx, acme, ids[i], NewMeasure{}, KindCPPG); err != nil {
+			if _, err := db.StartNewMeasure(ctx, acme, ids[i], NewMeasure{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -147,7 +148,7 @@ func TestEndMeasureChargesExactlyTheCreditsLeft(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Status != StatusEnded || m.EndedAt.IsZero() || !slices.Equal(m.ReturnedVariables, []string{"hr"}) {
+		if m.Status != StatusEnded || m.Kind != KindCPPG || m.EndedAt.IsZero() || !slices.Equal(m.ReturnedVariables, []string{"hr"}) {
 			t.Fatalf("ended %+v", m)
 		}
 		counted[string(m.Variables)]++
@@ -191,7 +192,7 @@ func TestEndMeasureUnlimitedAndGone(t *testing.T) {
 	acme := newTestClient(t, db, "acme")
 	for range 3 {
 		id := uuid.NewString()
-		if _, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{}, KindRPPG); err != nil {
+		if _, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{}); err != nil {
 			t.Fatal(err)
 		}
 		m, err := db.EndMeasure(ctx, acme, id, end(true))
@@ -208,7 +209,7 @@ func TestEndMeasureUnlimitedAndGone(t *testing.T) {
 	}
 	// A measure deleted during its run ends nowhere and costs nothing.
 	id := uuid.NewString()
-	if _, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{}, KindRPPG); err != nil {
+	if _, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.DeleteMeasure(ctx, acme, id); err != nil {
@@ -231,16 +232,16 @@ func TestRecoverRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range created[:2] {
-		if _, err := db.StartMeasure(ctx, acme, m.ID, KindRPPG); err != nil {
+		if _, err := db.StartMeasure(ctx, acme, m.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
 	byRun := uuid.NewString()
-	if _, err := db.StartNewMeasure(ctx, acme, byRun, NewMeasure{Tags: []string{"t"}}, KindRPPG); err != nil {
+	if _, err := db.StartNewMeasure(ctx, acme, byRun, NewMeasure{Tags: []string{"t"}}); err != nil {
 		t.Fatal(err)
 	}
 	endedID := uuid.NewString()
-	if _, err := db.StartNewMeasure(ctx, acme, endedID, NewMeasure{}, KindRPPG); err != nil {
+	if _, err := db.StartNewMeasure(ctx, acme, endedID, NewMeasure{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.EndMeasure(ctx, acme, endedID, end(true)); err != nil {
@@ -286,10 +287,12 @@ func TestCalibrate(t *testing.T) {
 	person := &UserData{ExternalID: ptr("p-1")}
 	run := func(c Client, ud *UserData, kind Kind) string {
 		id := uuid.NewString()
-		if _, err := db.StartNewMeasure(ctx, c, id, NewMeasure{UserData: ud}, kind); err != nil {
+		if _, err := db.StartNewMeasure(ctx, c, id, NewMeasure{UserData: ud}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.EndMeasure(ctx, c, id, end(true)); err != nil {
+		e := end(true)
+		e.Kind = kind
+		if _, err := db.EndMeasure(ctx, c, id, e); err != nil {
 			t.Fatal(err)
 		}
 		return id

@@ -7,21 +7,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image"
+
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pulsewire/pulsewire/control"
 	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
 )
-
-// maxSignalBytes bounds a signal file: dsp.MaxSamples samples of four
-// numbers at up to 20 characters each.
-const maxSignalBytes = dsp.MaxSamples * 4 * 20
 
 // maxImages is SPEC 8's limit of images per measure.
 const maxImages = 3
@@ -149,19 +146,18 @@ func readHead(path string) ([]byte, error) {
 	return head[:n], nil
 }
 
-// analyzeVideo decodes the video frame by frame into a dsp.Stream, the same
-// path as an upload, reporting progress every five seconds of video.
+// analyzeVideo measures the video as an upload is measured
+// (control.AnalyzeVideoFile), reporting progress every five seconds of
+// video.
 func analyzeVideo(ctx context.Context, path string, in dsp.Inputs, timeout time.Duration, progress io.Writer) (dsp.Result, error) {
 	c, err := face.LoadCascade()
 	if err != nil {
 		return dsp.Result{}, err
 	}
-	s := dsp.NewStream(c, in)
 	const every = 5 * time.Second
 	next := every
 	start := time.Now()
-	info, err := media.DecodeVideoFile(ctx, path, media.VideoOptions{Timeout: timeout}, func(f media.Frame) error {
-		s.Push(f.Image, f.Time)
+	res, info, err := control.AnalyzeVideoFile(ctx, c, path, media.VideoOptions{Timeout: timeout}, in, func(f media.Frame) {
 		if f.Time >= next {
 			next += every
 			if f.Duration > 0 {
@@ -170,12 +166,10 @@ func analyzeVideo(ctx context.Context, path string, in dsp.Inputs, timeout time.
 				fmt.Fprintf(progress, "analyzed %.0f s\n", f.Time.Seconds())
 			}
 		}
-		return nil
 	})
 	if err != nil {
 		return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
 	}
-	res := s.Result()
 	el := time.Since(start)
 	fmt.Fprintf(progress, "%s: %d frames of %dx%d over %.1f s, analyzed in %.1f s (%.0fx real time); pulse %s, SNR %.1f dB\n",
 		info.Container, info.Frames, info.Width, info.Height, info.LastTime.Seconds(), el.Seconds(),
@@ -183,8 +177,9 @@ func analyzeVideo(ctx context.Context, path string, in dsp.Inputs, timeout time.
 	return res, nil
 }
 
-// analyzeImages decodes one to three still images, with the size and pixel
-// limits of the images route, and estimates faceBmi from them.
+// analyzeImages measures one to three still images as the images route
+// does (control.AnalyzeStills): an image that breaks the route's limits or
+// cannot be decoded gives faceBmi the code that says so.
 func analyzeImages(ctx context.Context, files []string, in dsp.Inputs) (dsp.Result, error) {
 	if len(files) > maxImages {
 		return dsp.Result{}, fmt.Errorf("%d images: at most %d", len(files), maxImages)
@@ -193,36 +188,11 @@ func analyzeImages(ctx context.Context, files []string, in dsp.Inputs) (dsp.Resu
 	if err != nil {
 		return dsp.Result{}, err
 	}
-	imgs := make([]image.Image, 0, len(files))
-	for _, path := range files {
-		data, err := readLimited(path, media.DefaultMaxImageBytes)
-		if err != nil {
-			return dsp.Result{}, err
-		}
-		img, _, err := media.DecodeImage(ctx, data, media.ImageOptions{})
-		if err != nil {
-			return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
-		}
-		imgs = append(imgs, img)
+	open := make([]func() (io.ReadCloser, error), len(files))
+	for i, path := range files {
+		open[i] = func() (io.ReadCloser, error) { return os.Open(path) }
 	}
-	return dsp.AnalyzeImages(c, imgs, in), nil
-}
-
-// readLimited reads a whole file of at most limit bytes.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: over %d bytes", path, limit)
-	}
-	return b, nil
+	return control.AnalyzeStills(ctx, c, open, in)
 }
 
 func orNone(s string) string {
@@ -232,46 +202,23 @@ func orNone(s string) string {
 	return s
 }
 
-// signalFile is the signal body of the rppg and cppg signal routes
-// (ARCHITECTURE.md); other members of the body are ignored here, the flags
-// give them.
-type signalFile struct {
-	Signal *struct {
-		Timestamps []float64 `json:"timestamps"`
-		R          []float64 `json:"r"`
-		G          []float64 `json:"g"`
-		B          []float64 `json:"b"`
-		Values     []float64 `json:"values"`
-	} `json:"signal"`
-}
-
+// analyzeSignal reads a signal body of the API (control.DecodeSignal) and
+// measures it; the body's other members are ignored here, the flags give
+// them.
 func analyzeSignal(path string, in dsp.Inputs) (dsp.Result, error) {
-	b, err := readLimited(path, maxSignalBytes)
+	f, err := os.Open(path)
 	if err != nil {
 		return dsp.Result{}, err
 	}
-	var sf signalFile
-	if err := json.Unmarshal(b, &sf); err != nil {
+	defer f.Close()
+	body, err := control.DecodeSignal(f)
+	if err == nil {
+		err = body.Validate()
+	}
+	if err != nil {
 		return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
 	}
-	sig := sf.Signal
-	switch {
-	case sig == nil:
-		return dsp.Result{}, fmt.Errorf(`%s: no "signal" member`, path)
-	case sig.Values != nil && (sig.R != nil || sig.G != nil || sig.B != nil):
-		return dsp.Result{}, fmt.Errorf(`%s: give "values" (contact PPG) or "r", "g", "b" (camera), not both`, path)
-	case sig.Values != nil:
-		p := dsp.PPG{TimestampsMs: sig.Timestamps, Values: sig.Values}
-		if err := p.Validate(); err != nil {
-			return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
-		}
-		return dsp.AnalyzePPG(p, in), nil
-	}
-	tr := dsp.Trace{TimestampsMs: sig.Timestamps, R: sig.R, G: sig.G, B: sig.B}
-	if err := tr.Validate(); err != nil {
-		return dsp.Result{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return dsp.AnalyzeTrace(tr, in), nil
+	return body.Analyze(in), nil
 }
 
 // personFlag collects --user-data key=value pairs into a dsp.Person, with

@@ -204,12 +204,11 @@ func TestAnalyzeRefuses(t *testing.T) {
 		{"missing file", []string{filepath.Join(dir, "nope.mp4")}, "no such file"},
 		{"empty file", []string{write("empty.mp4", "")}, "empty"},
 		{"text file", []string{write("notes.txt", "hello there, not a video")}, "not a video, image or signal"},
-		{"broken image", []string{write("cut.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00")}, "corrupt"},
 		{"broken video", []string{write("cut.mp4", "\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomavc1")}, "corrupt"},
-		{"signal without signal", []string{write("s.json", `{"userData":{}}`)}, `no "signal"`},
+		{"signal without signal", []string{write("s.json", `{"userData":{}}`)}, "signal is required"},
 		{"signal both kinds", []string{write("b.json", `{"signal":{"timestamps":[1,2],"values":[1,2],"g":[1,2]}}`)}, "not both"},
 		{"signal uneven lengths", []string{write("u.json", `{"signal":{"timestamps":[1,2,3],"values":[1,2]}}`)}, "invalid signal"},
-		{"signal not json", []string{write("x.json", `{"signal":`)}, "unexpected end"},
+		{"signal not json", []string{write("x.json", `{"signal":`)}, "ends too early"},
 		{"two signals", []string{signal, signal}, "one signal file"},
 		{"unknown variable", []string{signal, "-variables", "hr,mood"}, "unknown variable"},
 		{"user data out of range", []string{signal, "-user-data", "age=17"}, "usage"},
@@ -223,6 +222,12 @@ func TestAnalyzeRefuses(t *testing.T) {
 				t.Fatalf("got %v, want an error with %q", err, tc.want)
 			}
 		})
+	}
+	// An image that cannot be decoded is measured as the images route
+	// measures it: faceBmi says why.
+	r, _, err := analyze(t, write("cut.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00"))
+	if v := r.Variables["faceBmi"]; err != nil || v.Error == nil || *v.Error != "INVALID_IMAGE_TYPE" {
+		t.Fatalf("broken image: faceBmi %+v, %v; want INVALID_IMAGE_TYPE", v, err)
 	}
 }
 

@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/dsp/media"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -28,6 +30,7 @@ type serveConfig struct {
 	logLevel        string
 	logFormat       string
 	shutdownTimeout time.Duration
+	workers, queue  int
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -42,6 +45,8 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info, debug with --dev)")
 	fs.StringVar(&cfg.logFormat, "log-format", "", "json or text (default json, text with --dev)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a stop waits for requests in flight")
+	fs.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "measurements of uploads analysed at once, both environments together")
+	fs.IntVar(&cfg.queue, "queue", control.DefaultQueue, "further measurement runs admitted to wait for a worker (or upload); beyond, 503 with Retry-After")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: pulsewire serve [flags]\n\nServes the Production and Test APIs on two listeners until SIGINT or SIGTERM.\nEvery flag can also be set by the environment variable shown.\n\nFlags:")
 		fs.PrintDefaults()
@@ -57,6 +62,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "serve takes no arguments, got %q\n", fs.Args())
+		return errUsage
+	}
+	if cfg.workers < 1 || cfg.queue < 0 {
+		fmt.Fprintf(stderr, "--workers must be 1 or more and --queue 0 or more\n")
 		return errUsage
 	}
 	log, err := newLogger(stderr, cfg)
@@ -97,6 +106,8 @@ type environment struct {
 }
 
 func (s *server) open(ctx context.Context) error {
+	// One pool for both environments: they share the CPU.
+	analyzer := control.NewAnalyzer(s.cfg.workers, s.cfg.queue, media.VideoOptions{})
 	for _, e := range []struct {
 		env  control.Env
 		addr string
@@ -107,7 +118,17 @@ func (s *server) open(ctx context.Context) error {
 		}
 		env := &environment{svc: svc, db: db}
 		s.envs = append(s.envs, env)
-		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, s.cfg)})
+		// Before serving: a run in progress would look like one a crash
+		// cut short.
+		rec, err := svc.Recover(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.env, err)
+		}
+		if rec != (control.Recovery{}) {
+			s.log.Warn("repaired what a crash left", "env", string(e.env), "runs_reset", rec.Reset,
+				"runs_removed", rec.Removed, "media_folders_removed", rec.Orphans)
+		}
+		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, s.cfg), Analyzer: analyzer})
 		if env.ln, err = net.Listen("tcp", e.addr); err != nil {
 			return fmt.Errorf("%s: %w", e.env, err)
 		}

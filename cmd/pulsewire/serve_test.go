@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -377,6 +378,49 @@ func TestServedRoutesAreDocumented(t *testing.T) {
 		}
 		for _, d := range diffs {
 			t.Errorf("dev=%v: %s", dev, d)
+		}
+	}
+}
+
+// TestServeRecoversThenRuns: a media folder a crash left behind is gone
+// once the server has started, and a measurement runs over HTTP.
+func TestServeRecoversThenRuns(t *testing.T) {
+	bin := buildBinary(t)
+	data := t.TempDir()
+	orphan := filepath.Join(data, "test", "media", "0f8e0b52-3c8c-4f4e-9a67-8b7f3f1d2a10")
+	if err := os.MkdirAll(orphan, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(orphan, "video"), []byte("half an upload"), 0o600)
+	_, key := createClient(t, bin, data, "test", "acme")
+	srv := startServer(t, bin, data)
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Fatalf("orphan media after start-up: %v\n%s", err, srv.out)
+	}
+	if !strings.Contains(srv.out.String(), `"media_folders_removed":1`) {
+		t.Errorf("the repair is not logged:\n%s", srv.out)
+	}
+	ts, values := make([]string, 1200), make([]string, 1200)
+	for i := range ts {
+		ts[i] = fmt.Sprint(i * 10)
+		values[i] = fmt.Sprintf("%.3f", 100+math.Sin(2*math.Pi*1.25*float64(i)/100))
+	}
+	status, body := call(t, "POST", srv.test+"/measures/cppg/signal", key,
+		`{"signal":{"timestamps":[`+strings.Join(ts, ",")+`],"values":[`+strings.Join(values, ",")+`]},"tags":["e2e"]}`)
+	if status != http.StatusCreated || !strings.Contains(string(body), `"hr":{"value":{"mean":75`) {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	if err := srv.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestServeRefusesAnEmptyPool(t *testing.T) {
+	for _, args := range [][]string{{"--workers", "0"}, {"--queue", "-1"}} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"serve"}, args...), io.Discard, &stderr)
+		if err != errUsage || !strings.Contains(stderr.String(), "--workers must be 1 or more") {
+			t.Errorf("%v: %v %q", args, err, stderr.String())
 		}
 	}
 }

@@ -1,0 +1,204 @@
+package control
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"slices"
+
+	"github.com/pulsewire/pulsewire/dsp"
+	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/dsp/media"
+	"github.com/pulsewire/pulsewire/storage"
+)
+
+// Limits of the images route (SPEC 4.2.2 and 8).
+const (
+	maxImages     = 3
+	minImageBytes = 4 << 10                    // 4 KB (4,096 bytes)
+	maxImageBytes = media.DefaultMaxImageBytes // 30 MB (31,457,280 bytes)
+	// maxImagesBody bounds the whole body: room for three of the largest
+	// images and the input parts; a fourth image or more counts in it.
+	maxImagesBody = 100 << 20
+)
+
+// imageTypes are the types SPEC 4.2.2 lets an image part declare, each with
+// the format its content must be.
+var imageTypes = map[string]media.ImageFormat{
+	"image/jpeg":     media.JPEG,
+	"image/jpg":      media.JPEG,
+	"image/png":      media.PNG,
+	"image/bmp":      media.BMP,
+	"image/x-ms-bmp": media.BMP,
+	"image/webp":     media.WebP,
+	"image/heic":     media.HEIC,
+}
+
+// imagesSource: POST /measures/rppg/images and /measures/{id}/rppg/images
+// (SPEC 4.2.2). faceBmi comes from the images and bmi from the person's
+// weight and height; every other variable is MISSING_CAPTURES and signal
+// is null.
+//
+// Images that break the route's rules do not fail the request: faceBmi
+// carries the code of SPEC 2.3 that names the rule, and the other
+// variables are computed as usual. More than three images is
+// EXCEEDING_MAX_IMAGE; an image whose declared type is not one of
+// imageTypes or does not match its content, or that cannot be decoded, is
+// INVALID_IMAGE_TYPE; one under 4 KB or over 30 MB, or over dsp/media's
+// pixel limit (a decompression bomb), is INVALID_IMAGE_SIZE. With several
+// problems the first of that order is reported. No image at all is 400.
+type imagesSource struct {
+	formSource
+	count   int      // image parts received
+	stored  []string // media names of the images kept, in order
+	problem dsp.Code // the rule the images broke, "" when none
+}
+
+func (*imagesSource) kind() storage.Kind { return storage.KindRPPG }
+
+func (*imagesSource) maxBody() int64 { return maxImagesBody }
+
+func (s *imagesSource) receive(ctx context.Context, r *http.Request, store mediaStore) error {
+	form, err := readForm(r, map[string]partFunc{"images": func(p *multipart.Part) error {
+		s.count++
+		if s.count > maxImages {
+			s.note(dsp.ExceedingMaxImage) // the rest of the part is skipped
+			return nil
+		}
+		return s.receiveImage(ctx, p, store)
+	}})
+	if err != nil {
+		return err
+	}
+	if s.count == 0 {
+		return invalidf("images are required: one to %d file parts named images", maxImages)
+	}
+	s.form = form
+	return nil
+}
+
+// receiveImage checks one image's type and size while it streams to the
+// media file image-<n>; an image that breaks a rule is noted, not stored.
+func (s *imagesSource) receiveImage(ctx context.Context, p *multipart.Part, store mediaStore) error {
+	declared := declaredType(p)
+	br := bufio.NewReaderSize(p, minImageBytes)
+	head, err := br.Peek(minImageBytes)
+	if err != nil && !isEOF(err) {
+		return bodyError(err, "the images could not be read")
+	}
+	format, ok := media.SniffImage(head[:min(len(head), media.SniffLen)])
+	want, known := imageTypes[declared]
+	switch {
+	case !known || !ok || format != want:
+		s.note(dsp.InvalidImageType)
+		return nil
+	case len(head) < minImageBytes:
+		s.note(dsp.InvalidImageSize)
+		return nil
+	}
+	name := fmt.Sprintf("image-%d", s.count)
+	err = store.put(ctx, name, &cappedReader{r: br, left: maxImageBytes})
+	if errors.Is(err, errCapped) {
+		s.note(dsp.InvalidImageSize)
+		return nil
+	}
+	if err != nil {
+		return bodyError(err, "the images could not be read")
+	}
+	s.stored = append(s.stored, name)
+	return nil
+}
+
+// imageProblems orders the image codes, first reported first.
+var imageProblems = []dsp.Code{dsp.ExceedingMaxImage, dsp.InvalidImageType, dsp.InvalidImageSize}
+
+// note records that the images broke a rule.
+func (s *imagesSource) note(c dsp.Code) {
+	if s.problem == "" || slices.Index(imageProblems, c) < slices.Index(imageProblems, s.problem) {
+		s.problem = c
+	}
+}
+
+func (s *imagesSource) analyze(ctx context.Context, t tools, store mediaStore, in dsp.Inputs) (dsp.Result, error) {
+	if s.problem != "" {
+		return imagesRefused(t.cascade, in, s.problem), nil
+	}
+	open := make([]func() (io.ReadCloser, error), len(s.stored))
+	for i, name := range s.stored {
+		open[i] = func() (io.ReadCloser, error) { return store.open(ctx, name) }
+	}
+	return AnalyzeStills(ctx, t.cascade, open, in)
+}
+
+// AnalyzeStills measures one to three still images, each read whole by its
+// open function and decoded by dsp/media (type from the content, pixel limit
+// checked before decoding): faceBmi from the face geometry
+// (dsp.AnalyzeImages), bmi from the person's weight and height, and every
+// other variable MISSING_CAPTURES (stillsOnly). An image that cannot be
+// decoded is no error: faceBmi carries INVALID_IMAGE_TYPE, or
+// INVALID_IMAGE_SIZE for one over the byte or pixel limit. It is the path of
+// the images route and of pulsewire analyze.
+func AnalyzeStills(ctx context.Context, c *face.Cascade, open []func() (io.ReadCloser, error), in dsp.Inputs) (dsp.Result, error) {
+	imgs := make([]image.Image, 0, len(open))
+	for _, o := range open {
+		data, err := readAll(o, maxImageBytes)
+		if errors.Is(err, errCapped) {
+			return imagesRefused(c, in, dsp.InvalidImageSize), nil
+		}
+		if err != nil {
+			return dsp.Result{}, err
+		}
+		img, _, err := media.DecodeImage(ctx, data, media.ImageOptions{MaxBytes: maxImageBytes})
+		switch {
+		case errors.Is(err, media.ErrTooManyPixels), errors.Is(err, media.ErrTooLarge):
+			return imagesRefused(c, in, dsp.InvalidImageSize), nil
+		case errors.Is(err, media.ErrUnsupported), errors.Is(err, media.ErrCorrupt), errors.Is(err, media.ErrEmpty):
+			return imagesRefused(c, in, dsp.InvalidImageType), nil
+		case err != nil:
+			return dsp.Result{}, err // a missing decoder, a cancelled request
+		}
+		imgs = append(imgs, img)
+	}
+	return stillsOnly(dsp.AnalyzeImages(c, imgs, in)), nil
+}
+
+// fromStills are the variables still images yield (SPEC 4.2.2: "only
+// faceBmi is computed, plus bmi").
+var fromStills = []string{dsp.FaceBMI, dsp.BMI}
+
+// stillsOnly keeps the variables of res that still images yield; every
+// other one, bpClass and healthScore included though they could be
+// estimated from the person's data alone, is MISSING_CAPTURES.
+func stillsOnly(res dsp.Result) dsp.Result {
+	for name := range res.Variables {
+		if !slices.Contains(fromStills, name) {
+			res.Variables[name] = dsp.Variable{Error: dsp.MissingCaptures}
+		}
+	}
+	return res
+}
+
+// readAll reads what open gives, at most limit bytes (errCapped beyond).
+func readAll(open func() (io.ReadCloser, error), limit int64) ([]byte, error) {
+	rc, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(&cappedReader{r: rc, left: limit})
+}
+
+// imagesRefused is the result of images that broke a rule: faceBmi carries
+// code, bmi is computed as usual.
+func imagesRefused(c *face.Cascade, in dsp.Inputs, code dsp.Code) dsp.Result {
+	res := stillsOnly(dsp.AnalyzeImages(c, nil, in))
+	if _, wanted := res.Variables[dsp.FaceBMI]; wanted {
+		res.Variables[dsp.FaceBMI] = dsp.Variable{Error: code}
+	}
+	return res
+}

@@ -1,0 +1,186 @@
+package control
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/pulsewire/pulsewire/storage"
+)
+
+// uploadTimeout bounds the time a client may take to send a run's body:
+// 100 MB at 1.4 Mbit/s. It also bounds how long a slow sender holds a
+// place in the Analyzer.
+const uploadTimeout = 10 * time.Minute
+
+// statusClientClosed is the status logged for a run whose client went away
+// before the answer (nginx's 499); the client never sees it.
+const statusClientClosed = 499
+
+// runRoutes mounts the run routes of SPEC 4.2 and the calibration route.
+func (a *API) runRoutes(api *gin.RouterGroup) {
+	sources := []struct {
+		path string
+		new  func() source
+	}{
+		{"/rppg/video", func() source { return &videoSource{} }},
+		{"/rppg/images", func() source { return &imagesSource{} }},
+		{"/rppg/captures", func() source { return &capturesSource{} }},
+		{"/rppg/signal", func() source { return &signalSource{k: storage.KindRPPG} }},
+		{"/cppg/signal", func() source { return &signalSource{k: storage.KindCPPG} }},
+	}
+	for _, s := range sources {
+		api.POST("/measures"+s.path, a.handle(a.runRoute(s.new, false)))
+		api.POST("/measures/:id"+s.path, a.handle(a.runRoute(s.new, true)))
+	}
+	api.POST("/measures/:id/calibration", a.handle(a.calibrate))
+}
+
+// runRoute serves a run route: create-and-run (201) or, with existing, a
+// run of the measure in the path (200); both answer the ended measure.
+func (a *API) runRoute(newSource func() source, existing bool) func(*gin.Context, storage.Client) error {
+	status := http.StatusCreated
+	if existing {
+		status = http.StatusOK
+	}
+	return func(c *gin.Context, client storage.Client) error {
+		id := ""
+		if existing {
+			id = c.Param("id")
+		}
+		m, err := a.run(c, client, newSource(), id)
+		if err != nil && c.Request.Context().Err() != nil {
+			RequestLogger(c.Request.Context()).Info("run abandoned: the client went away")
+			c.AbortWithStatus(statusClientClosed)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c.JSON(status, NewMeasureView(m))
+		return nil
+	}
+}
+
+// run measures what the request carries, for the measure existingID or, when
+// it is empty, a new one. It takes a place in the Analyzer before it reads
+// the body (503 when there is none), claims an existing measure at once (so
+// a concurrent run is refused before its upload), stores the capture as the
+// measure's media, then analyses it on a worker and ends the run. Whatever
+// fails leaves no trace: the run is abandoned, or, before a new measure was
+// stored, the media stored under its id are removed.
+func (a *API) run(c *gin.Context, client storage.Client, src source, existingID string) (storage.Measure, error) {
+	ctx := c.Request.Context()
+	t, err := a.analyzer.admit()
+	if err != nil {
+		return storage.Measure{}, err
+	}
+	defer t.release()
+	var run *Run
+	id := uuid.NewString() // a new measure's: its media are stored before its record
+	if existingID != "" {
+		if run, err = a.svc.StartRun(ctx, client, RunOf{MeasureID: existingID}, src.kind()); err != nil {
+			return storage.Measure{}, err
+		}
+		id = run.Measure().ID
+	}
+	store := mediaStore{media: a.svc.media, id: id}
+	m, err := a.measure(c, t, client, src, store, &run)
+	if err != nil {
+		log := RequestLogger(ctx)
+		if run != nil {
+			if aerr := run.Abandon(ctx); aerr != nil {
+				log.Error("abandon run", "err", aerr)
+			}
+		} else if rerr := store.media.Remove(context.WithoutCancel(ctx), id); rerr != nil {
+			log.Error("remove media of a run that failed", "err", rerr)
+		}
+	}
+	return m, err
+}
+
+// measure receives the capture, then on a worker reads the inputs, starts
+// a new measure's run, analyses and ends the run. *run is the run once it
+// has started.
+func (a *API) measure(c *gin.Context, t *ticket, client storage.Client, src source, store mediaStore, run **Run) (storage.Measure, error) {
+	ctx := c.Request.Context()
+	if err := a.receive(c, src, store); err != nil {
+		return storage.Measure{}, err
+	}
+	var m storage.Measure
+	err := t.work(ctx, func() error {
+		raw, err := src.inputs(ctx, store)
+		if err != nil {
+			return err
+		}
+		switch {
+		case *run == nil:
+			n, err := ParseMeasureInput(raw, a.svc.Now())
+			if err != nil {
+				return err
+			}
+			if *run, err = a.svc.StartRun(ctx, client, RunOf{New: n, NewID: store.id}, src.kind()); err != nil {
+				return err
+			}
+		case raw != nil:
+			return invalidf("the inputs of this measure were given when it was created: send only the capture to run it")
+		}
+		tools, err := a.analyzer.tools()
+		if err != nil {
+			return err
+		}
+		res, err := src.analyze(ctx, tools, store, (*run).Inputs())
+		if err != nil {
+			return err
+		}
+		m, err = (*run).End(ctx, res)
+		return err
+	})
+	return m, err
+}
+
+// receive lets the source read the body, within uploadTimeout and its size
+// limit.
+func (a *API) receive(c *gin.Context, src source, store mediaStore) error {
+	rc := http.NewResponseController(c.Writer)
+	// Not every writer supports deadlines (httptest's does not); then the
+	// server's own timeouts apply. The deadline is lifted once the body is
+	// in: the server watches the idle connection for a client that goes
+	// away during the analysis, and a deadline would look like one.
+	_ = rc.SetReadDeadline(time.Now().Add(uploadTimeout))
+	defer rc.SetReadDeadline(time.Time{})
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, src.maxBody())
+	return src.receive(c.Request.Context(), c.Request, store)
+}
+
+// calibrate: POST /measures/{id}/calibration {"systole","diastole"} (201).
+func (a *API) calibrate(c *gin.Context, client storage.Client) error {
+	body, err := readBody(c, maxJSONBody)
+	if err != nil {
+		return err
+	}
+	ref, err := ParseReference(body)
+	if err != nil {
+		return err
+	}
+	cal, err := a.svc.Calibrate(c.Request.Context(), client, c.Param("id"), ref)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, calibrationView{
+		MeasureID: cal.MeasureID, ExternalID: cal.ExternalID, Kind: cal.Kind,
+		Systole: cal.Systole, Diastole: cal.Diastole, CreatedAt: formatTime(cal.CreatedAt),
+	})
+	return nil
+}
+
+type calibrationView struct {
+	MeasureID  string       `json:"measureId"`
+	ExternalID string       `json:"externalId"`
+	Kind       storage.Kind `json:"kind"`
+	Systole    float64      `json:"systole"`
+	Diastole   float64      `json:"diastole"`
+	CreatedAt  string       `json:"createdAt"`
+}
