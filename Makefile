@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/pulsewire
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test check bench accuracy synth deps-run deps-test clean
+.PHONY: all build run test check bench accuracy synth load deps-run deps-test clean
 
 all: check test
 
@@ -41,6 +41,10 @@ bench: deps-test
 ## accuracy: accuracy evaluation on synthetic clips and the real recordings in ../shared/data
 accuracy: deps-run
 	$(GO) run ./scripts/accuracy
+
+## load: concurrent realtime sessions against a fresh server (scripts/load; 40 by default)
+load: deps-run
+	$(GO) run ./scripts/load
 
 ## synth: write the synthetic benchmark clips and their ground truth into scripts/out/synth
 synth: deps-run

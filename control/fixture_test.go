@@ -253,16 +253,18 @@ func children() []child {
 	return cs
 }
 
-// part is one part of a multipart body: a file part when ctype is set.
+// part is one part of a multipart body: a file part (with a file name, and
+// a Content-Type when ctype is set) or a plain field.
 type part struct {
 	name, ctype string
+	file        bool
 	body        io.Reader
 }
 
 func field(name, value string) part { return part{name: name, body: bytes.NewReader([]byte(value))} }
 
 func file(name, ctype string, data []byte) part {
-	return part{name: name, ctype: ctype, body: bytes.NewReader(data)}
+	return part{name: name, ctype: ctype, file: true, body: bytes.NewReader(data)}
 }
 
 // upload sends parts as one multipart/form-data POST, streamed through a
@@ -275,10 +277,13 @@ func (e *testEnv) upload(target, key string, parts ...part) (r response, read in
 		var err error
 		for i, p := range parts {
 			h := textproto.MIMEHeader{}
-			if p.ctype != "" {
+			switch {
+			case p.file:
 				h.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q; filename="f%d"`, p.name, i))
-				h.Set("Content-Type", p.ctype)
-			} else {
+				if p.ctype != "" {
+					h.Set("Content-Type", p.ctype)
+				}
+			default:
 				h.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q`, p.name))
 			}
 			var w io.Writer

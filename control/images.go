@@ -39,6 +39,10 @@ var imageTypes = map[string]media.ImageFormat{
 	"image/heic":     media.HEIC,
 }
 
+// imageFormats are the formats an image part that declares no type may hold:
+// those of the listed types.
+var imageFormats = []media.ImageFormat{media.JPEG, media.PNG, media.BMP, media.WebP, media.HEIC}
+
 // imagesSource: POST /measures/rppg/images and /measures/{id}/rppg/images
 // (SPEC 4.2.2). faceBmi comes from the images and bmi from the person's
 // weight and height; every other variable is MISSING_CAPTURES and signal
@@ -93,6 +97,9 @@ func (s *imagesSource) receiveImage(ctx context.Context, p *multipart.Part, stor
 	}
 	format, ok := media.SniffImage(head[:min(len(head), media.SniffLen)])
 	want, known := imageTypes[declared]
+	if undeclared(declared) {
+		want, known = format, slices.Contains(imageFormats, format)
+	}
 	switch {
 	case !known || !ok || format != want:
 		s.note(dsp.InvalidImageType)

@@ -117,7 +117,8 @@ func TestVideoRefusals(t *testing.T) {
 		{"text declared mp4", []part{file("video", "video/mp4", []byte("this is not a video at all, just words"))}, "video is declared video/mp4 but its content is not a video"},
 		{"mp4 declared webm", []part{file("video", "video/webm", greyData)}, "video is declared video/webm but its content is mp4"},
 		{"y4m declared mp4", []part{file("video", "video/mp4", y4m)}, "video is declared video/mp4 but its content is y4m"},
-		{"type not declared", []part{file("video", "application/octet-stream", greyData)}, "video must be declared as one of video/mp4"},
+		{"undeclared type, not a video", []part{file("video", "application/octet-stream", []byte("this is not a video at all, just words"))}, "video is declared without a type but its content is not a video"},
+		{"undeclared type, y4m", []part{file("video", "", y4m)}, "video is declared without a type but its content is y4m"},
 		{"type not listed", []part{file("video", "video/x-matroska", greyData)}, "video must be declared as one of"},
 		{"truncated", []part{file("video", "video/mp4", video[:len(video)*2/3])}, "video is corrupt or truncated"},
 		{"input refused with the video", []part{field("userData[age]", "12"), file("video", "video/mp4", greyData)}, "userData.age must be an integer from 18 to 110"},
@@ -137,13 +138,17 @@ func TestVideoWithoutFace(t *testing.T) {
 		name    string
 		seconds float64
 		code    string
+		ctype   string
 	}{
-		{"grey picture", 10.5, "CONFORMITY_FACE_PRESENCE"},
-		{"one frame", 0.05, "CONFORMITY_INITIALISATION"},
+		{"grey picture", 10.5, "CONFORMITY_FACE_PRESENCE", "video/mp4"},
+		{"one frame", 0.05, "CONFORMITY_INITIALISATION", "video/mp4"},
+		// curl -F video=@clip.mp4 declares application/octet-stream: the
+		// content decides.
+		{"one frame without a type", 0.05, "CONFORMITY_INITIALISATION", "application/octet-stream"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, _ := os.ReadFile(lavfi(t, fmt.Sprintf("grey-%gs.mp4", tc.seconds), tc.seconds))
-			r, _ := e.upload("/measures/rppg/video", key, file("video", "video/mp4", data))
+			r, _ := e.upload("/measures/rppg/video", key, file("video", tc.ctype, data))
 			wantStatus(t, r, http.StatusCreated)
 			m := e.measureOf(r)
 			for _, name := range []string{"hr", "br", "hrv"} {
@@ -164,13 +169,13 @@ func TestVideoSizeLimit(t *testing.T) {
 	small := lavfi(t, "grey-0.05s.mp4", 0.05)
 	e := newTestEnv(t, Production)
 	_, key := e.client("acme")
-	r, _ := e.upload("/measures/rppg/video", key, part{name: "video", ctype: "video/mp4", body: padded(t, small, maxVideoBytes)})
+	r, _ := e.upload("/measures/rppg/video", key, part{name: "video", ctype: "video/mp4", file: true, body: padded(t, small, maxVideoBytes)})
 	wantStatus(t, r, http.StatusCreated)
 	wantStatus(t, e.do("DELETE", "/measures/"+e.measureOf(r).ID, key, nil), http.StatusOK)
 
 	// One byte more is refused as it streams: the parts after it are
 	// never read.
-	r, read := e.upload("/measures/rppg/video", key, part{name: "video", ctype: "video/mp4", body: padded(t, small, maxVideoBytes+1)},
+	r, read := e.upload("/measures/rppg/video", key, part{name: "video", ctype: "video/mp4", file: true, body: padded(t, small, maxVideoBytes+1)},
 		part{name: "tags", body: io.LimitReader(zeros{}, 50<<20)})
 	wantStatus(t, r, http.StatusRequestEntityTooLarge)
 	wantBody(t, r, `{"statusCode":413,"message":"Request Entity Too Large"}`)
@@ -321,6 +326,9 @@ func TestImagesRun(t *testing.T) {
 		{"30 MB", []part{file("images", "image/jpeg", padTo(t, photo, maxImageBytes))}, ""},
 		{"a byte over 30 MB", []part{file("images", "image/jpeg", padTo(t, photo, maxImageBytes+1))}, "INVALID_IMAGE_SIZE"},
 		{"type not listed", []part{file("images", "image/gif", photo)}, "INVALID_IMAGE_TYPE"},
+		{"jpeg without a type", []part{file("images", "application/octet-stream", photo)}, ""},
+		{"heic without a type", []part{file("images", "", heicData)}, ""},
+		{"words without a type", []part{file("images", "application/octet-stream", padTo(t, []byte("hello"), 5000))}, "INVALID_IMAGE_TYPE"},
 		{"jpeg declared png", []part{file("images", "image/png", photo)}, "INVALID_IMAGE_TYPE"},
 		{"not an image", []part{file("images", "image/jpeg", padTo(t, []byte("hello"), 5000))}, "INVALID_IMAGE_TYPE"},
 		{"corrupt", []part{file("images", "image/jpeg", corrupt)}, "INVALID_IMAGE_TYPE"},

@@ -117,6 +117,15 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// undeclared reports whether a part's declared type says nothing about its
+// content: no Content-Type, or the generic application/octet-stream that
+// curl -F and most HTTP libraries send for a file whose extension they do not
+// know. Such a part is judged by its content alone; a part that declares a
+// specific type must declare a listed one that matches its content.
+func undeclared(t string) bool {
+	return t == "" || t == "application/octet-stream"
+}
+
 // declaredType is the media type a part declares in its Content-Type,
 // lower case and without parameters; "" when it declares none.
 func declaredType(p *multipart.Part) string {

@@ -37,6 +37,10 @@ var videoTypes = map[string][]media.Container{
 	"video/vnd.avi":   {media.AVI},
 }
 
+// videoContainers are the containers a video part that declares no type may
+// hold: those of the listed types.
+var videoContainers = []media.Container{media.MP4, media.MOV, media.WebM, media.AVI}
+
 // videoTypeList names the accepted types in messages.
 const videoTypeList = "video/mp4, video/webm, video/x-msvideo, video/vnd.avi, video/quicktime, video/mov"
 
@@ -76,6 +80,9 @@ func (v *videoSource) receive(ctx context.Context, r *http.Request, store mediaS
 func receiveVideo(ctx context.Context, p *multipart.Part, store mediaStore) error {
 	declared := declaredType(p)
 	allowed, ok := videoTypes[declared]
+	if undeclared(declared) {
+		declared, allowed, ok = "without a type", videoContainers, true
+	}
 	if !ok {
 		return invalidf("video must be declared as one of %s (Content-Type of the part), not %q", videoTypeList, declared)
 	}

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
+	"github.com/pulsewire/pulsewire/session"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -31,6 +33,7 @@ type serveConfig struct {
 	logFormat       string
 	shutdownTimeout time.Duration
 	workers, queue  int
+	sessions        session.Config
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -47,6 +50,11 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a stop waits for requests in flight")
 	fs.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "measurements of uploads analysed at once, both environments together")
 	fs.IntVar(&cfg.queue, "queue", control.DefaultQueue, "further measurement runs admitted to wait for a worker (or upload); beyond, 503 with Retry-After")
+	fs.DurationVar(&cfg.sessions.ScanDuration, "scan-duration", session.DefaultScanDuration, "capture time a scan session measures")
+	fs.DurationVar(&cfg.sessions.MaxLength, "session-max-length", session.DefaultMaxLength, "longest life of a session")
+	fs.DurationVar(&cfg.sessions.IdleTimeout, "session-idle-timeout", session.DefaultIdleTimeout, "a session without frames for this long ends (a dropped connection may resume within it)")
+	fs.Int64Var(&cfg.sessions.MaxFrameBytes, "max-frame-bytes", session.DefaultMaxFrameBytes, "largest WebSocket message of a session (a JPEG frame and its 8-byte header)")
+	fs.IntVar(&cfg.sessions.MaxSessions, "max-sessions", session.DefaultMaxSessions, "sessions open at once, both environments together")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: pulsewire serve [flags]\n\nServes the Production and Test APIs on two listeners until SIGINT or SIGTERM.\nEvery flag can also be set by the environment variable shown.\n\nFlags:")
 		fs.PrintDefaults()
@@ -76,6 +84,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("--time-zone: %w", err)
 	}
+	if err := cfg.sessions.Validate(); err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
 	s := &server{cfg: cfg, log: log, loc: loc}
 	defer s.close()
 	if err := s.open(ctx); err != nil {
@@ -98,16 +109,24 @@ type server struct {
 
 // environment is one environment being served.
 type environment struct {
-	svc *control.Service
-	db  *storage.DB
-	api *control.API
-	ln  net.Listener
-	srv *http.Server
+	svc      *control.Service
+	db       *storage.DB
+	sessions *session.Server
+	api      *control.API
+	ln       net.Listener
+	srv      *http.Server
 }
 
 func (s *server) open(ctx context.Context) error {
 	// One pool for both environments: they share the CPU.
 	analyzer := control.NewAnalyzer(s.cfg.workers, s.cfg.queue, media.VideoOptions{})
+	// The face detector is loaded once and shared by every session; the
+	// sessions of both environments share the machine, and so one bound.
+	cascade, err := face.LoadCascade()
+	if err != nil {
+		return err
+	}
+	capacity := session.NewCapacity(s.cfg.sessions.MaxSessions)
 	for _, e := range []struct {
 		env  control.Env
 		addr string
@@ -128,7 +147,10 @@ func (s *server) open(ctx context.Context) error {
 			s.log.Warn("repaired what a crash left", "env", string(e.env), "runs_reset", rec.Reset,
 				"runs_removed", rec.Removed, "media_folders_removed", rec.Orphans)
 		}
-		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, s.cfg), Analyzer: analyzer})
+		if env.sessions, err = session.NewServer(svc, session.Options{Config: s.cfg.sessions, Cascade: cascade, Logger: s.log, Capacity: capacity}); err != nil {
+			return err
+		}
+		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer})
 		if env.ln, err = net.Listen("tcp", e.addr); err != nil {
 			return fmt.Errorf("%s: %w", e.env, err)
 		}
@@ -138,6 +160,9 @@ func (s *server) open(ctx context.Context) error {
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		}
+		// Shutdown does not reach hijacked connections: the sessions
+		// end theirs (serve waits for them).
+		env.srv.RegisterOnShutdown(func() { env.sessions.Shutdown(context.Background()) })
 		s.log.Info("listening", "env", string(e.env), "addr", env.ln.Addr().String())
 	}
 	return nil
@@ -146,8 +171,8 @@ func (s *server) open(ctx context.Context) error {
 // mountedRoutes are the routes served beside the API on an environment's
 // listener: the session server's (GET /sessions, POST /sessions/whip) and,
 // with --dev, the demo page belong here.
-func mountedRoutes(svc *control.Service, cfg *serveConfig) []control.Route {
-	routes := widgetRoutes()
+func mountedRoutes(svc *control.Service, sessions *session.Server, cfg *serveConfig) []control.Route {
+	routes := append(sessions.Routes(), widgetRoutes()...)
 	if cfg.dev {
 		routes = append(routes, demoRoutes(svc)...)
 	}
@@ -171,6 +196,12 @@ func (s *server) serve(ctx context.Context) error {
 	defer cancel()
 	for _, e := range s.envs {
 		if serr := e.srv.Shutdown(stop); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}
+	// The sessions store their last measures before the databases close.
+	for _, e := range s.envs {
+		if serr := e.sessions.Shutdown(stop); serr != nil {
 			err = errors.Join(err, serr)
 		}
 	}

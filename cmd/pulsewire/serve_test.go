@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/pulsewire/pulsewire/control"
 )
 
 // binary is the pulsewire binary the end-to-end tests run, built once.
@@ -366,13 +364,8 @@ func TestKillLosesNoAnsweredWrite(t *testing.T) {
 // routes included, against the OpenAPI document.
 func TestServedRoutesAreDocumented(t *testing.T) {
 	for _, dev := range []bool{false, true} {
-		svc, db, err := openEnvironment(context.Background(), t.TempDir(), control.Production, time.UTC)
-		if err != nil {
-			t.Fatal(err)
-		}
-		api := control.NewAPI(svc, control.Options{Routes: mountedRoutes(svc, &serveConfig{dev: dev})})
+		_, api := servedAPI(t, dev)
 		diffs, err := api.Undocumented()
-		db.Close()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,19 +11,29 @@ import (
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/session"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// servedAPI is an environment's API as serve wires it, in or out of dev
-// mode, over a fresh database.
-func servedAPI(t *testing.T, dev bool) (*control.Service, http.Handler) {
+// servedAPI is an environment's API as serve wires it, session routes
+// included, in or out of dev mode, over a fresh database.
+func servedAPI(t *testing.T, dev bool) (*control.Service, *control.API) {
 	t.Helper()
 	svc, db, err := openEnvironment(context.Background(), t.TempDir(), control.Test, time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return svc, control.NewAPI(svc, control.Options{Routes: mountedRoutes(svc, &serveConfig{dev: dev})})
+	cascade, err := face.LoadCascade()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := session.NewServer(svc, session.Options{Cascade: cascade})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, control.NewAPI(svc, control.Options{Routes: mountedRoutes(svc, sessions, &serveConfig{dev: dev})})
 }
 
 func do(h http.Handler, method, target string) *httptest.ResponseRecorder {

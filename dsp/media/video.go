@@ -43,6 +43,10 @@ type VideoOptions struct {
 	Timeout             time.Duration
 	// FFmpeg is the ffmpeg executable; empty means "ffmpeg" on PATH.
 	FFmpeg string
+
+	// live is set by DecodeLive: read the input as it arrives and let the
+	// picture size change (live.go).
+	live bool
 }
 
 func (o VideoOptions) withDefaults() VideoOptions {
@@ -169,16 +173,24 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 func args(c Container, input string, opt VideoOptions) []string {
 	scale := fmt.Sprintf("scale=w='min(%d,iw)':h='min(%d,ih)':force_original_aspect_ratio=decrease"+
 		":flags=area+accurate_rnd+full_chroma_int+full_chroma_inp", opt.MaxWidth, opt.MaxHeight)
-	return []string{
+	in, out := []string{}, []string{}
+	if opt.live {
+		in, out = liveInputArgs, liveOutputArgs
+	}
+	a := []string{
 		"-nostdin", "-hide_banner", "-nostats", "-loglevel", "level+info",
 		"-protocol_whitelist", "file,pipe",
+	}
+	a = append(a, in...)
+	a = append(a,
 		"-f", c.demuxer(), "-i", input,
 		"-map", "0:v:0", "-an", "-sn", "-dn",
-		"-vf", scale + ",showinfo=checksum=0",
+		"-vf", scale+",showinfo=checksum=0",
 		"-fps_mode", "passthrough",
-		"-frames:v", strconv.Itoa(opt.MaxFrames + 1),
-		"-pix_fmt", "rgba", "-f", "rawvideo", "pipe:1",
-	}
+		"-frames:v", strconv.Itoa(opt.MaxFrames+1),
+	)
+	a = append(a, out...)
+	return append(a, "-pix_fmt", "rgba", "-f", "rawvideo", "pipe:1")
 }
 
 // run starts ffmpeg and delivers its frames.
@@ -335,7 +347,10 @@ func readFrames(ctx context.Context, stdout io.Reader, log *ffmpegLog, opt Video
 			first = m.pts
 			info.Width, info.Height = m.w, m.h
 		} else if m.w != info.Width || m.h != info.Height {
-			return fmt.Errorf("%w: frame size changed from %dx%d to %dx%d", ErrCorrupt, info.Width, info.Height, m.w, m.h)
+			if !opt.live || m.w <= 0 || m.h <= 0 || m.w > opt.MaxWidth || m.h > opt.MaxHeight {
+				return fmt.Errorf("%w: frame size changed from %dx%d to %dx%d", ErrCorrupt, info.Width, info.Height, m.w, m.h)
+			}
+			info.Width, info.Height = m.w, m.h
 		}
 		if n >= opt.MaxFrames {
 			return fmt.Errorf("%w: more than %d frames", ErrTooLong, opt.MaxFrames)
@@ -354,6 +369,11 @@ func readFrames(ctx context.Context, stdout io.Reader, log *ffmpegLog, opt Video
 			case <-stop:
 				return nil
 			}
+		}
+		if img.Rect.Dx() != m.w || img.Rect.Dy() != m.h {
+			// A live stream changed its picture size: this buffer
+			// is replaced, not added.
+			img = image.NewRGBA(image.Rect(0, 0, m.w, m.h))
 		}
 		if _, err := io.ReadFull(stdout, img.Pix); err != nil {
 			// ffmpeg died mid-frame; its log says why.

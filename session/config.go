@@ -1,0 +1,96 @@
+package session
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config bounds the sessions of a server. Zero fields take the defaults
+// below; `pulsewire serve` sets them from its flags.
+type Config struct {
+	// ScanDuration is the capture time a scan measures.
+	ScanDuration time.Duration
+	// MaxLength is the longest life of a session, wall-clock time from its
+	// opening: a realtime session then ends as on stop, a scan that has
+	// not covered ScanDuration is given up.
+	MaxLength time.Duration
+	// IdleTimeout ends a session that receives no frame for that long,
+	// attached or not (a dropped connection may resume within it).
+	IdleTimeout time.Duration
+	// MaxFrameBytes bounds one WebSocket message, a frame's 8-byte header
+	// included.
+	MaxFrameBytes int64
+	// MaxSessions bounds the sessions open at once on the server (all
+	// environments and both transports together, see Capacity).
+	MaxSessions int
+	// FrameQueue is how many frames may wait for analysis; more are
+	// dropped. At 30 frames a second the default holds half a second.
+	FrameQueue int
+}
+
+// Defaults of Config.
+const (
+	DefaultScanDuration  = 30 * time.Second
+	DefaultMaxLength     = 10 * time.Minute
+	DefaultIdleTimeout   = 10 * time.Second
+	DefaultMaxFrameBytes = 1 << 20
+	DefaultMaxSessions   = 100
+	DefaultFrameQueue    = 16
+)
+
+// Fixed limits of the protocol (PROTOCOL.md).
+const (
+	// maxFramePixels bounds a JPEG frame: 1280x720. A face is found and
+	// its skin averaged as well at 640x480; bigger pictures cost decoding
+	// time and give nothing.
+	maxFramePixels = 1280 * 720
+	// handshakeTimeout is how long a new WebSocket may take to send its
+	// first message.
+	handshakeTimeout = 10 * time.Second
+	// vitalsEvery is the period of the vitals pushes.
+	vitalsEvery = time.Second
+	// calibrationWindow is how long a session waits for a calibration
+	// after its result.
+	calibrationWindow = 2 * time.Minute
+	// outboundQueue is how many pushes may wait for a slow client; writeTimeout
+	// is how long one write may take. A client past either is closed.
+	outboundQueue = 16
+	writeTimeout  = 5 * time.Second
+	// warmUp is the capture a realtime session needs before hr, br and hrv
+	// can all be reported: its progress is the fraction of it covered.
+	warmUp = 20 * time.Second
+)
+
+func (c Config) withDefaults() Config {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.ScanDuration, DefaultScanDuration)
+	def(&c.MaxLength, DefaultMaxLength)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	if c.MaxFrameBytes <= 0 {
+		c.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.FrameQueue <= 0 {
+		c.FrameQueue = DefaultFrameQueue
+	}
+	return c
+}
+
+// Validate reports a configuration that cannot work: a scan longer than a
+// session may last, or a frame limit below a frame header.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.ScanDuration >= c.MaxLength:
+		return fmt.Errorf("the scan duration (%v) must be shorter than the longest session (%v)", c.ScanDuration, c.MaxLength)
+	case c.MaxFrameBytes <= frameHeaderBytes:
+		return fmt.Errorf("the frame limit (%d bytes) leaves no room for a picture", c.MaxFrameBytes)
+	}
+	return nil
+}

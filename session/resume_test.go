@@ -1,0 +1,58 @@
+package session
+
+import (
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// TestResume: a dropped connection resumes its session with the ticket,
+// after the token is spent (a resume is not counted); the capture goes on
+// where it was; a resume while the old connection lives replaces it; a
+// ticket of a session that has ended resumes nothing.
+func TestResume(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{})
+	f := syntheticFrames(t, faceClip(84, 13))
+	value, _ := e.mint(realtimeOnce())
+	c := e.dial()
+	o := openSession(t, c, openMessage(value, Realtime, nil))
+	const origin = 5 * time.Hour
+	e.stream(c, o.SessionID, f, 0, 60, origin, 4, nil)
+	c.CloseNow() // the network drops: no close handshake
+
+	c2 := e.dial()
+	send(t, c2, map[string]any{"type": "resume", "ticket": o.ResumeTicket})
+	var r openedMessage
+	expect(t, c2, "opened", 10*time.Second).decode(t, &r)
+	if r.SessionID != o.SessionID || !r.Resumed || r.ResumeTicket == "" || r.MeasureID != o.MeasureID || r.Chain != Realtime {
+		t.Fatalf("resumed: %+v, opened %+v", r, o)
+	}
+	e.stream(c2, o.SessionID, f, 60, 120, origin, 4, nil)
+
+	// A third connection takes over from a second that still lives.
+	c3 := e.dial()
+	send(t, c3, map[string]any{"type": "resume", "ticket": r.ResumeTicket})
+	expect(t, c3, "opened", 10*time.Second)
+	expectClose(t, c2, statusReplaced, "replaced")
+
+	var v vitalsMessage
+	for v.FramesReceived < 120 || v.ElapsedMs < f.times[119].Milliseconds() {
+		expect(t, c3, "vitals", 10*time.Second).decode(t, &v)
+	}
+	if v.FramesReceived != 120 || v.ElapsedMs != f.times[119].Milliseconds() || v.FramesDropped != 0 {
+		t.Fatalf("after the resume: %+v, want 120 frames up to %v", v, f.times[119])
+	}
+	send(t, c3, map[string]any{"type": "stop"})
+	expect(t, c3, "result", 10*time.Second)
+	c3.Close(websocket.StatusNormalClosure, "")
+	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
+
+	c4 := e.dial()
+	send(t, c4, map[string]any{"type": "resume", "ticket": r.ResumeTicket})
+	_, err := next(c4, 10*time.Second)
+	if code, reason := closeStatus(err); code != websocket.StatusPolicyViolation || reason != "" {
+		t.Fatalf("resume of an ended session: %v", err)
+	}
+}

@@ -1,0 +1,280 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/storage"
+)
+
+// Server is the session server of one environment: it opens sessions for
+// access tokens of that environment's clients, over WebSocket and WebRTC,
+// and keeps them until they end.
+type Server struct {
+	svc      *control.Service
+	cascade  *face.Cascade
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	capacity *Capacity
+	openings *openingRate
+	tickets  *tickets
+	webrtc   *webrtcAPI
+
+	mu       sync.Mutex // protects the fields below
+	sessions map[string]*session
+	closing  chan struct{} // closed by Shutdown
+	loops    sync.WaitGroup
+}
+
+// Options configure a Server.
+type Options struct {
+	Config
+	// Cascade is the face detector, loaded once (face.LoadCascade) and
+	// shared by every session of the process.
+	Cascade *face.Cascade
+	// Logger receives the server's log: refusals with their causes,
+	// sessions opened and ended. Never a token, a ticket or person data.
+	Logger *slog.Logger
+	// Capacity bounds the sessions open at once; share one between the
+	// environments of a process, which share its CPU. Nil: a capacity of
+	// Config.MaxSessions for this server alone.
+	Capacity *Capacity
+	// Now is the clock of the opening rate, the tickets and the session
+	// timers; nil means time.Now.
+	Now func() time.Time
+}
+
+// NewServer returns the session server of svc's environment.
+func NewServer(svc *control.Service, opts Options) (*Server, error) {
+	cfg := opts.Config.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Cascade == nil {
+		return nil, errors.New("session: a face cascade is needed")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Capacity == nil {
+		opts.Capacity = NewCapacity(cfg.MaxSessions)
+	}
+	s := &Server{
+		svc:      svc,
+		cascade:  opts.Cascade,
+		cfg:      cfg,
+		log:      opts.Logger.With("env", string(svc.Env())),
+		now:      opts.Now,
+		capacity: opts.Capacity,
+		openings: newOpeningRate(opts.Now),
+		tickets:  newTickets(string(svc.Env()), opts.Now),
+		sessions: map[string]*session{},
+		closing:  make(chan struct{}),
+	}
+	var err error
+	if s.webrtc, err = newWebRTCAPI(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Routes are the session server's routes, for the environment's listener.
+func (s *Server) Routes() []control.Route {
+	return []control.Route{
+		{Method: http.MethodGet, Path: "/sessions", Handler: http.HandlerFunc(s.serveWebSocket)},
+		{Method: http.MethodPost, Path: "/sessions/whip", Handler: http.HandlerFunc(s.serveWHIP)},
+		{Method: http.MethodDelete, Path: "/sessions/whip/:id", Handler: http.HandlerFunc(s.deleteWHIP)},
+	}
+}
+
+// Capacity bounds the sessions open at once. A session holds a place from
+// its handshake to its end.
+type Capacity struct{ places chan struct{} }
+
+// NewCapacity returns room for n sessions.
+func NewCapacity(n int) *Capacity { return &Capacity{places: make(chan struct{}, n)} }
+
+func (c *Capacity) take() bool {
+	select {
+	case c.places <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *Capacity) give() { <-c.places }
+
+// Why a handshake fails. errRefused covers every cause the client must
+// not tell apart (PROTOCOL.md section 1); errBusy and errClosing say
+// nothing about the token.
+var (
+	errRefused = errors.New("refused")
+	errBusy    = errors.New("at the session limit")
+	errClosing = errors.New("shutting down")
+)
+
+// opening is what a handshake asks for, whatever its transport.
+type opening struct {
+	token     string
+	chain     Chain
+	measure   []byte // inputs of a new measure (JSON), nil for none
+	measureID string // or the created measure to run
+	resumable bool
+}
+
+// open opens a session: the inputs are checked, a place is taken, the
+// token opens (and counts) a session if the account's opening rate allows
+// it, and the measure is claimed. Every refusal wraps errRefused and its
+// cause, for the log only.
+func (s *Server) open(ctx context.Context, o opening) (*session, error) {
+	var of control.RunOf
+	if o.measureID != "" {
+		of.MeasureID = o.measureID
+	} else {
+		n, err := control.ParseMeasureInput(o.measure, s.svc.Now())
+		if err != nil {
+			return nil, fmt.Errorf("%w: measure inputs: %w", errRefused, err)
+		}
+		of.New = n
+	}
+	select {
+	case <-s.closing:
+		return nil, errClosing
+	default:
+	}
+	if !s.capacity.take() {
+		return nil, errBusy
+	}
+	ts, err := s.svc.OpenSession(ctx, o.token, o.chain.permission(), func(c storage.Client) error {
+		return s.openings.admit(c.ID)
+	})
+	if err != nil {
+		s.capacity.give()
+		if errors.Is(err, storage.ErrSessionRefused) {
+			return nil, fmt.Errorf("%w: %w", errRefused, err)
+		}
+		return nil, err
+	}
+	run, err := s.svc.StartRun(ctx, ts.Client, of, storage.KindRPPG)
+	if err != nil {
+		s.capacity.give()
+		if code := control.ErrorCode(err); code == control.Invalid || code == control.NotFound {
+			return nil, fmt.Errorf("%w: token %s of client %s: measure: %w", errRefused, ts.TokenID, ts.Client.ID, err)
+		}
+		return nil, fmt.Errorf("token %s of client %s: start the run: %w", ts.TokenID, ts.Client.ID, err)
+	}
+	now := s.now()
+	sess := &session{
+		id:        uuid.NewString(),
+		chain:     o.chain,
+		srv:       s,
+		client:    ts.Client,
+		tokenHash: sha256.Sum256([]byte(o.token)),
+		run:       run,
+		opened:    now,
+		deadline:  now.Add(s.cfg.MaxLength),
+		frames:    make(chan frame, s.cfg.FrameQueue),
+		commands:  make(chan command),
+		done:      make(chan struct{}),
+	}
+	sess.log = s.log.With("session", sess.id, "client", ts.Client.ID, "chain", string(o.chain))
+	s.mu.Lock()
+	select {
+	case <-s.closing:
+		// Shutdown began meanwhile and may be waiting for the loops
+		// already: this one must not start.
+		s.mu.Unlock()
+		sess.abandon()
+		s.capacity.give()
+		return nil, errClosing
+	default:
+	}
+	s.sessions[sess.id] = sess
+	s.loops.Add(1)
+	s.mu.Unlock()
+	sess.log.Info("session opened", "token", ts.TokenID, "measure", run.Measure().ID,
+		"opened", ts.Opened, "max_sessions", maxSessions(ts.MaxSessions))
+	go sess.loop()
+	return sess, nil
+}
+
+func maxSessions(n *int64) any {
+	if n == nil {
+		return "none"
+	}
+	return *n
+}
+
+// resume finds the session a ticket names.
+func (s *Server) resume(ticket string) (*session, error) {
+	id, err := s.tickets.check(ticket)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errRefused, err)
+	}
+	s.mu.Lock()
+	sess := s.sessions[id]
+	s.mu.Unlock()
+	if sess == nil {
+		return nil, fmt.Errorf("%w: session %s has ended", errRefused, id)
+	}
+	return sess, nil
+}
+
+// session returns the open session id, or nil.
+func (s *Server) session(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+// forget unregisters a session whose loop has ended and frees its place.
+func (s *Server) forget(sess *session) {
+	s.mu.Lock()
+	delete(s.sessions, sess.id)
+	s.mu.Unlock()
+	close(sess.done)
+	s.capacity.give()
+	s.loops.Done()
+}
+
+// Shutdown ends every session (a realtime one stores and pushes its
+// result first, a scan in progress is given up) and closes their
+// connections with 1001, then waits for them, or for ctx. New handshakes
+// are refused from the first call on. Register it with
+// http.Server.RegisterOnShutdown and call it again, to wait, before the
+// database closes: http.Server.Shutdown does not wait for hijacked
+// connections.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	select {
+	case <-s.closing:
+	default:
+		close(s.closing)
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.loops.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("sessions still ending: %w", ctx.Err())
+	}
+}

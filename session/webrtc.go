@@ -1,0 +1,278 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/pion/ice/v4"
+	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
+	"github.com/pion/webrtc/v4"
+	"github.com/pion/webrtc/v4/pkg/media/ivfwriter"
+	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/dsp/media"
+)
+
+// webrtcAPI makes the peer connections of WHIP sessions: VP8 video in
+// only, a data channel, host candidates on loopback over UDP4, no mDNS
+// (ENVIRONMENT.md: what headless Chromium and pion need to meet on one
+// machine).
+type webrtcAPI struct{ api *webrtc.API }
+
+// vitalsLabel names the data channel the client creates for the session's
+// messages.
+const vitalsLabel = "vitals"
+
+func newWebRTCAPI() (*webrtcAPI, error) {
+	m := &webrtc.MediaEngine{}
+	err := m.RegisterCodec(webrtc.RTPCodecParameters{
+		RTPCodecCapability: webrtc.RTPCodecCapability{
+			MimeType: webrtc.MimeTypeVP8, ClockRate: 90000,
+			RTCPFeedback: []webrtc.RTCPFeedback{{Type: "goog-remb"}, {Type: "ccm", Parameter: "fir"}, {Type: "nack"}, {Type: "nack", Parameter: "pli"}},
+		},
+		PayloadType: 96,
+	}, webrtc.RTPCodecTypeVideo)
+	if err != nil {
+		return nil, fmt.Errorf("webrtc codecs: %w", err)
+	}
+	// NACKs ask for lost packets again, so that a loss does not break
+	// the VP8 frames ffmpeg decodes; receiver reports let the browser
+	// adapt its rate.
+	ir := &interceptor.Registry{}
+	if err := webrtc.RegisterDefaultInterceptors(m, ir); err != nil {
+		return nil, fmt.Errorf("webrtc interceptors: %w", err)
+	}
+	return &webrtcAPI{api: webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(ir), webrtc.WithSettingEngine(loopbackOnly()))}, nil
+}
+
+// loopbackOnly keeps ICE on the loopback interface: host candidates over
+// UDP4, no mDNS.
+func loopbackOnly() webrtc.SettingEngine {
+	var se webrtc.SettingEngine
+	se.SetIncludeLoopbackCandidate(true)
+	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
+	se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
+	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	return se
+}
+
+// errOffer is an offer the server cannot take (answered 400).
+var errOffer = errors.New("unusable offer")
+
+// checkOffer reads an SDP offer: it must describe a video stream that may be
+// VP8 and an application (data channel) section.
+func checkOffer(offer string) error {
+	desc := webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}
+	parsed, err := desc.Unmarshal()
+	if err != nil {
+		return fmt.Errorf("%w: %w", errOffer, err)
+	}
+	var video, data bool
+	for _, md := range parsed.MediaDescriptions {
+		switch md.MediaName.Media {
+		case "video":
+			for _, a := range md.Attributes {
+				if a.Key == "rtpmap" && strings.Contains(strings.ToUpper(a.Value), " VP8/90000") {
+					video = true
+				}
+			}
+		case "application":
+			data = true
+		}
+	}
+	switch {
+	case !video:
+		return fmt.Errorf("%w: no VP8 video", errOffer)
+	case !data:
+		return fmt.Errorf("%w: no data channel", errOffer)
+	}
+	return nil
+}
+
+// connect answers a session's offer and wires its peer connection: the
+// video track into the session, the vitals data channel as its peer. It
+// returns the answer, with every candidate (no trickle).
+func (s *Server) connect(sess *session, offer string) (string, error) {
+	pc, err := s.webrtc.api.NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		return "", fmt.Errorf("peer connection: %w", err)
+	}
+	var channel atomic.Pointer[webrtc.DataChannel]
+	go func() {
+		// The session's end ends the connection, whoever ends it, once
+		// the data channel has sent what it holds (its last message says
+		// how the session ended: WebRTC has no close status).
+		<-sess.done
+		if dc := channel.Load(); dc != nil {
+			deadline := time.Now().Add(writeTimeout)
+			for dc.BufferedAmount() > 0 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		pc.Close()
+	}()
+	var once sync.Once
+	pc.OnTrack(func(track *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		if track.Kind() != webrtc.RTPCodecTypeVideo {
+			return
+		}
+		once.Do(func() { go s.receiveVideo(sess, pc, track) })
+	})
+	pc.OnDataChannel(func(dc *webrtc.DataChannel) {
+		if dc.Label() != vitalsLabel {
+			return
+		}
+		channel.Store(dc)
+		p := &dataChannelPeer{dc: dc, pc: pc}
+		dc.OnOpen(func() { sess.do(command{kind: attach, peer: p}) })
+		dc.OnMessage(func(msg webrtc.DataChannelMessage) {
+			m, err := parseClientMessage(msg.Data)
+			switch {
+			case err == nil && m.Type == typeStop:
+				sess.do(command{kind: stop})
+			case err == nil && m.Type == typeCalibration:
+				sess.do(command{kind: calibrate, body: m.Calibration})
+			default:
+				sess.log.Info("malformed data channel message")
+			}
+		})
+	})
+	pc.OnConnectionStateChange(func(state webrtc.PeerConnectionState) {
+		if state == webrtc.PeerConnectionStateFailed || state == webrtc.PeerConnectionStateClosed {
+			// Like a dropped WebSocket: frames stop, and the session
+			// ends when it is idle.
+			sess.log.Info("peer connection " + state.String())
+		}
+	})
+	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}); err != nil {
+		return "", fmt.Errorf("%w: %w", errOffer, err)
+	}
+	answer, err := pc.CreateAnswer(nil)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errOffer, err)
+	}
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(answer); err != nil {
+		return "", fmt.Errorf("local description: %w", err)
+	}
+	select {
+	case <-gathered:
+	case <-time.After(gatherTimeout):
+		return "", errors.New("ICE gathering did not complete")
+	}
+	return pc.LocalDescription().SDP, nil
+}
+
+// gatherTimeout bounds ICE gathering, which on loopback takes milliseconds.
+const gatherTimeout = 5 * time.Second
+
+// receiveVideo decodes a session's video track and feeds what its face
+// tracker sees to the session: RTP, reassembled into VP8 frames by pion's
+// ivfwriter, piped into ffmpeg (media.DecodeLive), whose frames the
+// tracker observes here, so that the session's loop only adds
+// observations. A frame's capture time is its RTP timestamp.
+func (s *Server) receiveVideo(sess *session, pc *webrtc.PeerConnection, track *webrtc.TrackRemote) {
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-sess.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	decoded := make(chan error, 1)
+	go func() {
+		tracker := face.NewTracker(s.cascade)
+		_, err := media.DecodeLive(ctx, pr, s.liveOptions(), func(f media.Frame) error {
+			sess.offer(frame{observed: true, obs: tracker.Observe(f.Image), at: f.Time})
+			return nil
+		})
+		pr.CloseWithError(io.ErrClosedPipe) // a writer still writing stops
+		decoded <- err
+	}()
+	// The writer writes its header at once, into a pipe that the decoder
+	// now reads. Direct 90 kHz timestamps: the capture clock to the tick.
+	w, err := ivfwriter.NewWith(pw, ivfwriter.WithCodec(track.Codec().MimeType), ivfwriter.WithFrameRate(1, 90000), ivfwriter.WithDirectPTS())
+	if err != nil {
+		sess.log.Error("ivf writer", "err", err)
+		pw.CloseWithError(err)
+		<-decoded
+		return
+	}
+	// Ask for a key frame now: ffmpeg can start only with one.
+	pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: uint32(track.SSRC())}})
+	for {
+		pkt, _, err := track.ReadRTP()
+		if err != nil {
+			break
+		}
+		if err := w.WriteRTP(pkt); err != nil {
+			break
+		}
+	}
+	pw.Close()
+	if err := <-decoded; err != nil && ctx.Err() == nil {
+		sess.log.Info("video decoding ended", "err", err)
+	}
+}
+
+// liveOptions bound the decode of one session's video: as long as a
+// session may last, at up to 60 frames a second and 8 Mbit/s.
+func (s *Server) liveOptions() media.VideoOptions {
+	seconds := s.cfg.MaxLength.Seconds()
+	return media.VideoOptions{
+		MaxFrames: int(60 * seconds),
+		MaxBytes:  int64(1e6 * seconds),
+		Timeout:   s.cfg.MaxLength + time.Minute,
+	}
+}
+
+// dataChannelPeer sends a session's messages on the vitals data channel.
+// The channel queues in its SCTP buffer; a client that lets it fill is too
+// slow.
+type dataChannelPeer struct {
+	dc *webrtc.DataChannel
+	pc *webrtc.PeerConnection
+
+	mu     sync.Mutex // protects closed
+	closed bool
+}
+
+// maxBuffered is how much may wait on a data channel: 16 vitals messages
+// and then some.
+const maxBuffered = 64 << 10
+
+func (p *dataChannelPeer) resumable() bool { return false }
+
+func (p *dataChannelPeer) send(msg []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	if p.dc.BufferedAmount() > maxBuffered || p.dc.SendText(string(msg)) != nil {
+		p.closed = true
+		go p.pc.Close()
+		return false
+	}
+	return true
+}
+
+// close stops sending. The session closes only a peer it leaves, and the
+// peer connection closes when the session has ended (Server.connect).
+func (p *dataChannelPeer) close(websocket.StatusCode, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+}

@@ -1,0 +1,210 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/pulsewire/pulsewire/control"
+)
+
+// serveWebSocket is GET /sessions: the handshake, then one reader (this
+// goroutine) feeding frames and commands to the session, and one writer
+// (wsPeer.write) sending what the session pushes, until the connection
+// ends. PROTOCOL.md describes the exchange.
+func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	log := control.RequestLogger(r.Context())
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		// Any page may embed the widget, and nothing ambient (no
+		// cookie) authenticates this route: the token in the first
+		// message does. So every origin is accepted.
+		InsecureSkipVerify: true,
+		// Frames are JPEG already; deflate would cost CPU for nothing.
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		log.Info("websocket upgrade failed", "err", err)
+		return
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(s.cfg.MaxFrameBytes)
+	ctx := r.Context()
+
+	sess, err := s.handshake(ctx, c)
+	if err != nil {
+		code, reason := refusal(err)
+		if code == websocket.StatusInternalError {
+			log.Error("session handshake", "err", err)
+		} else {
+			log.Info("session refused", "cause", err.Error())
+		}
+		c.Close(code, reason)
+		return
+	}
+	p := &wsPeer{conn: c, log: sess.log, out: make(chan []byte, outboundQueue), done: make(chan struct{})}
+	go p.write()
+	sess.do(command{kind: attach, peer: p})
+	s.read(ctx, c, sess, p)
+	p.close(websocket.StatusNormalClosure, "")
+	sess.do(command{kind: detach, peer: p})
+	<-p.done
+}
+
+// handshake reads the first message and opens or resumes the session it
+// asks for.
+func (s *Server) handshake(ctx context.Context, c *websocket.Conn) (*session, error) {
+	// A context deadline on Read would drop the connection without a
+	// close frame; a refusal must look like every other one.
+	timer := time.AfterFunc(handshakeTimeout, func() { c.Close(websocket.StatusPolicyViolation, "") })
+	typ, data, err := c.Read(ctx)
+	if !timer.Stop() {
+		err = errors.Join(err, errors.New("no first message in time"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: no first message: %w", errRefused, err)
+	}
+	if typ != websocket.MessageText {
+		return nil, fmt.Errorf("%w: the first message is binary", errRefused)
+	}
+	m, err := parseClientMessage(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: first message: %w", errRefused, err)
+	}
+	switch m.Type {
+	case typeOpen:
+		return s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID, resumable: true})
+	case typeResume:
+		return s.resume(m.Ticket)
+	}
+	return nil, fmt.Errorf("%w: the first message is a %s message", errRefused, m.Type)
+}
+
+// refusal is the close status and reason of a failed handshake: the same
+// for every cause the client must not tell apart.
+func refusal(err error) (websocket.StatusCode, string) {
+	switch {
+	case errors.Is(err, errRefused):
+		return websocket.StatusPolicyViolation, ""
+	case errors.Is(err, errBusy):
+		return websocket.StatusTryAgainLater, "busy"
+	case errors.Is(err, errClosing):
+		return websocket.StatusGoingAway, "shutting down"
+	}
+	return websocket.StatusInternalError, ""
+}
+
+// read passes the connection's messages to the session until the
+// connection ends or breaks the protocol.
+func (s *Server) read(ctx context.Context, c *websocket.Conn, sess *session, p *wsPeer) {
+	for {
+		typ, data, err := c.Read(ctx)
+		if err != nil {
+			return
+		}
+		if typ == websocket.MessageBinary {
+			us, picture, err := parseFrame(data)
+			if err != nil {
+				p.close(websocket.StatusProtocolError, "a frame needs a capture time and a picture")
+				return
+			}
+			sess.offer(frame{captureUs: us, jpeg: picture})
+			continue
+		}
+		m, err := parseClientMessage(data)
+		switch {
+		case err != nil:
+			p.close(websocket.StatusProtocolError, "malformed message")
+			return
+		case m.Type == typeStop:
+			sess.do(command{kind: stop})
+		case m.Type == typeCalibration:
+			sess.do(command{kind: calibrate, body: m.Calibration})
+		default:
+			p.close(websocket.StatusProtocolError, "unexpected "+m.Type+" message")
+			return
+		}
+	}
+}
+
+// wsPeer sends a session's messages on a WebSocket: a bounded queue and one
+// writer goroutine, every write under a timeout, so that a client that
+// reads too slowly is closed rather than letting messages pile up.
+type wsPeer struct {
+	conn *websocket.Conn
+	log  *slog.Logger
+	done chan struct{} // closed when the writer has finished
+
+	mu     sync.Mutex // protects the fields below
+	out    chan []byte
+	closed bool // out is closed
+	code   websocket.StatusCode
+	reason string
+	slow   bool // closed for being too slow: nothing more to send
+}
+
+func (p *wsPeer) resumable() bool { return true }
+
+func (p *wsPeer) send(msg []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	select {
+	case p.out <- msg:
+		return true
+	default:
+		p.closeSlow()
+		return false
+	}
+}
+
+// closeSlow closes a client that does not keep up. p.mu is held.
+func (p *wsPeer) closeSlow() {
+	p.closed, p.slow = true, true
+	close(p.out)
+	// Close waits for the client's answer: not under the lock.
+	go p.conn.Close(statusTooSlow, "too slow")
+}
+
+func (p *wsPeer) close(code websocket.StatusCode, reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.closed, p.code, p.reason = true, code, reason
+		close(p.out)
+	}
+}
+
+// write sends the queued messages, then closes the connection with the
+// status close asked for.
+func (p *wsPeer) write() {
+	defer close(p.done)
+	for msg := range p.out {
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		err := p.conn.Write(ctx, websocket.MessageText, msg)
+		cancel()
+		if err != nil {
+			// A write past its timeout closes the connection.
+			p.mu.Lock()
+			if !p.closed {
+				p.closeSlow()
+			}
+			p.mu.Unlock()
+			for range p.out {
+			}
+			return
+		}
+	}
+	p.mu.Lock()
+	slow, code, reason := p.slow, p.code, p.reason
+	p.mu.Unlock()
+	if !slow {
+		p.conn.Close(code, reason)
+	}
+}

@@ -1,0 +1,155 @@
+package session
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/pulsewire/pulsewire/control"
+)
+
+// maxOfferBytes bounds a WHIP request body: an SDP offer is a few KB, and
+// the JSON form adds the measure inputs (up to 1000 tags).
+const maxOfferBytes = 64 << 10
+
+// whipRequest is a WHIP POST, read and checked: nothing in it needs the
+// token.
+type whipRequest struct {
+	offer string
+	open  opening
+}
+
+// errWHIPRequest is a WHIP request that is malformed (answered 400 before
+// the token is looked at).
+var errWHIPRequest = errors.New("malformed WHIP request")
+
+// readWHIP reads POST /sessions/whip?chain=...[&measureId=...] with an
+// application/sdp offer, or an application/json body {"offer", "measure" |
+// "measureId"}.
+func readWHIP(w http.ResponseWriter, r *http.Request) (whipRequest, error) {
+	var req whipRequest
+	q := r.URL.Query()
+	chain, ok := parseChain(q.Get("chain"))
+	if !ok || len(q["chain"]) != 1 {
+		return req, errors.Join(errWHIPRequest, errors.New("chain must be scan or realtime"))
+	}
+	req.open = opening{chain: chain, measureID: q.Get("measureId")}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxOfferBytes))
+	if err != nil {
+		return req, err // *http.MaxBytesError, or a broken body
+	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/sdp":
+		req.offer = string(body)
+	case "application/json":
+		var b struct {
+			Offer     string          `json:"offer"`
+			Measure   json.RawMessage `json:"measure"`
+			MeasureID string          `json:"measureId"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b); err != nil || dec.More() {
+			return req, errors.Join(errWHIPRequest, errors.New("the body must be one JSON object {offer, measure | measureId}"))
+		}
+		if b.MeasureID != "" && (req.open.measureID != "" || (b.Measure != nil && !isNull(b.Measure))) {
+			return req, errors.Join(errWHIPRequest, errors.New("measure and measureId are exclusive"))
+		}
+		req.offer = b.Offer
+		if b.MeasureID != "" {
+			req.open.measureID = b.MeasureID
+		} else if b.Measure != nil && !isNull(b.Measure) {
+			req.open.measure = b.Measure
+		}
+	default:
+		return req, errors.Join(errWHIPRequest, errors.New("the offer must be application/sdp or application/json"))
+	}
+	if err := checkOffer(req.offer); err != nil {
+		return req, errors.Join(errWHIPRequest, err)
+	}
+	return req, nil
+}
+
+// bearer is the credential of an Authorization: Bearer header, "" when
+// there is none.
+func bearer(r *http.Request) string {
+	h := r.Header.Values("Authorization")
+	if len(h) != 1 {
+		return ""
+	}
+	token, ok := strings.CutPrefix(h[0], "Bearer ")
+	if !ok {
+		return ""
+	}
+	return token
+}
+
+// serveWHIP is POST /sessions/whip: an SDP offer in, a session opened like
+// a WebSocket one, the SDP answer out (201, Location for the DELETE).
+// Every refusal of the handshake is 401 with an empty body.
+func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
+	log := control.RequestLogger(r.Context())
+	req, err := readWHIP(w, r)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		return
+	case err != nil:
+		log.Info("whip request refused", "cause", err.Error())
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	req.open.token = bearer(r)
+	sess, err := s.open(r.Context(), req.open)
+	switch {
+	case errors.Is(err, errRefused):
+		log.Info("session refused", "cause", err.Error())
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	case errors.Is(err, errBusy), errors.Is(err, errClosing):
+		log.Info("session refused", "cause", err.Error())
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	case err != nil:
+		log.Error("session handshake", "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	answer, err := s.connect(sess, req.offer)
+	if err != nil {
+		// The offer passed checkOffer: what fails here is ours.
+		sess.log.Error("answer the offer", "err", err)
+		sess.do(command{kind: cancel})
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/sdp")
+	w.Header().Set("Location", "/sessions/whip/"+sess.id)
+	w.WriteHeader(http.StatusCreated)
+	io.WriteString(w, answer)
+}
+
+// deleteWHIP is DELETE /sessions/whip/{id}: the token that opened the
+// session ends it (hangUp). Any other token, and an unknown session, are
+// 404.
+func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
+	sess := s.session(r.PathValue("id"))
+	hash := sha256.Sum256([]byte(bearer(r)))
+	if sess == nil || subtle.ConstantTimeCompare(hash[:], sess.tokenHash[:]) != 1 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"message":"Not Found","statusCode":404}`)
+		return
+	}
+	sess.do(command{kind: hangUp})
+	w.WriteHeader(http.StatusOK)
+}

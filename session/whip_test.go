@@ -1,0 +1,319 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+	"github.com/pion/webrtc/v4/pkg/media"
+	"github.com/pion/webrtc/v4/pkg/media/ivfreader"
+	"github.com/pulsewire/pulsewire/scripts/synth/clip"
+)
+
+// vp8Clip makes a synthetic face clip and encodes it as a browser would
+// send it: VP8 at about 1.5 Mbit/s, in an IVF file.
+func vp8Clip(t *testing.T, cfg clip.Config) (ivf []byte, truth clip.Truth) {
+	t.Helper()
+	y4m, truth := synthClip(t, cfg)
+	path := filepath.Join(filepath.Dir(y4m), "clip.ivf")
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-i", y4m, "-c:v", "libvpx",
+		"-b:v", "1500k", "-deadline", "realtime", "-cpu-used", "8", "-g", "60", "-f", "ivf", path).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, out)
+	}
+	ivf, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ivf, truth
+}
+
+// whipClient is a pion peer that publishes a VP8 track and a vitals data
+// channel, as the widget does in a browser.
+type whipClient struct {
+	pc    *webrtc.PeerConnection
+	track *webrtc.TrackLocalStaticSample
+	msgs  chan received
+}
+
+func newWHIPClient(t *testing.T) *whipClient {
+	t.Helper()
+	m := &webrtc.MediaEngine{}
+	if err := m.RegisterDefaultCodecs(); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(loopbackOnly())).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	c := &whipClient{pc: pc, msgs: make(chan received, 256)}
+	if c.track, err = webrtc.NewTrackLocalStaticSample(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8}, "video", "face"); err != nil {
+		t.Fatal(err)
+	}
+	sender, err := pc.AddTrack(c.track)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			if _, _, err := sender.ReadRTCP(); err != nil {
+				return
+			}
+		}
+	}()
+	dc, err := pc.CreateDataChannel(vitalsLabel, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc.OnMessage(func(msg webrtc.DataChannelMessage) {
+		var r received
+		if json.Unmarshal(msg.Data, &r) == nil {
+			r.raw = msg.Data
+			c.msgs <- r
+		}
+	})
+	return c
+}
+
+// offer returns the client's offer with its candidates.
+func (c *whipClient) offer(t *testing.T) string {
+	t.Helper()
+	offer, err := c.pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := webrtc.GatheringCompletePromise(c.pc)
+	if err := c.pc.SetLocalDescription(offer); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	return c.pc.LocalDescription().SDP
+}
+
+// expect waits for a data channel message of type typ, skipping vitals.
+func (c *whipClient) expect(t *testing.T, typ string, timeout time.Duration) received {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case r := <-c.msgs:
+			if r.Type == typ {
+				return r
+			}
+			if r.Type != "vitals" {
+				t.Fatalf("waiting for %s, got %s", typ, r.raw)
+			}
+		case <-deadline:
+			t.Fatalf("no %s message within %v", typ, timeout)
+		}
+	}
+}
+
+// publish sends the IVF clip's frames on the track at their frame rate.
+func (c *whipClient) publish(t *testing.T, ivf []byte, fps float64, done <-chan struct{}) {
+	r, _, err := ivfreader.NewWith(bytes.NewReader(ivf))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	tick := time.NewTicker(time.Duration(float64(time.Second) / fps))
+	defer tick.Stop()
+	for {
+		frame, _, err := r.ParseNextFrame()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		if err := c.track.WriteSample(media.Sample{Data: frame, Duration: time.Duration(float64(time.Second) / fps)}); err != nil {
+			return
+		}
+	}
+}
+
+// whipPost sends a WHIP request.
+func (e *testEnv) whipPost(query, contentType, body, token string) (*http.Response, string) {
+	e.t.Helper()
+	req, err := http.NewRequest("POST", e.http.URL+"/sessions/whip"+query, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+func (e *testEnv) whipDelete(location, token string) int {
+	e.t.Helper()
+	req, _ := http.NewRequest("DELETE", e.http.URL+location, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// TestWHIP: a pion peer publishes a synthetic face as VP8 to POST
+// /sessions/whip, gets vitals on the data channel, and a DELETE of the
+// session's Location stores the measure, whose hr is within 3 bpm of the
+// truth, pushed as result.
+func TestWHIP(t *testing.T) {
+	t.Parallel()
+	// 15 frames a second halves the work of a race-detector build on a
+	// shared machine, and the pulse needs no more.
+	const fps = 15.0
+	ivf, truth := vp8Clip(t, clip.Config{Width: 320, Height: 240, FPS: fps, Seconds: 14, Seed: 9, HeartRate: 72, BreathingRate: 15})
+	e := newTestEnv(t, Config{})
+	value, _ := e.mint(realtimeOnce())
+	c := newWHIPClient(t)
+	body, _ := json.Marshal(map[string]any{"offer": c.offer(t), "measure": map[string]any{"tags": []string{"webrtc"}}})
+	res, answer := e.whipPost("?chain=realtime", "application/json", string(body), value)
+	location := res.Header.Get("Location")
+	if res.StatusCode != 201 || res.Header.Get("Content-Type") != "application/sdp" || !strings.HasPrefix(location, "/sessions/whip/") {
+		t.Fatalf("POST: %d %v %s", res.StatusCode, res.Header, answer)
+	}
+	if err := c.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer}); err != nil {
+		t.Fatal(err)
+	}
+	var o openedMessage
+	c.expect(t, "opened", 20*time.Second).decode(t, &o)
+	if o.ResumeTicket != "" || o.Chain != Realtime || "/sessions/whip/"+o.SessionID != location {
+		t.Fatalf("opened %+v at %s", o, location)
+	}
+	done := make(chan struct{})
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		c.publish(t, ivf, fps, done)
+	}()
+	var v vitalsMessage
+	for v.ElapsedMs < 12500 {
+		c.expect(t, "vitals", 20*time.Second).decode(t, &v)
+	}
+	if v.HR.Error != "" || v.FramesReceived < 180 || len(v.Wave) == 0 {
+		t.Errorf("vitals after %d ms: hr %+v, %d frames, %d dropped, %d wave samples", v.ElapsedMs, v.HR, v.FramesReceived, v.FramesDropped, len(v.Wave))
+	}
+	<-published
+	other, _ := e.mint(realtimeOnce())
+	if code := e.whipDelete(location, other); code != 404 {
+		t.Fatalf("DELETE with another token: %d", code)
+	}
+	if code := e.whipDelete(location, value); code != 200 {
+		t.Fatalf("DELETE: %d", code)
+	}
+	var result struct{ Measure measureJSON }
+	c.expect(t, "result", 20*time.Second).decode(t, &result)
+	if result.Measure.ID != o.MeasureID || result.Measure.Status != "ended" || len(result.Measure.Tags) != 1 {
+		t.Fatalf("result %+v", result.Measure)
+	}
+	if hr := hrOf(t, result.Measure); math.Abs(hr-truth.HeartRate) > 3 {
+		t.Errorf("hr %.1f bpm, truth %.1f", hr, truth.HeartRate)
+	}
+	close(done)
+	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
+	if code := e.whipDelete(location, value); code != 404 {
+		t.Fatalf("DELETE of an ended session: %d", code)
+	}
+}
+
+// TestWHIPRefusals: every refusal of the token is 401 with an empty body;
+// a malformed request is 400 before the token is looked at; a full server
+// is 503.
+func TestWHIPRefusals(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{MaxSessions: 1})
+	offer := newWHIPClient(t).offer(t)
+	scan, scanID := e.mint(scanOnce())
+	spendable, _ := e.mint(scanOnce())
+	noVideo := newWHIPClientNoVideo(t)
+	cases := []struct {
+		name, query, contentType, body, token string
+		status                                int
+	}{
+		{"no token", "?chain=scan", "application/sdp", offer, "", 401},
+		{"the token's id", "?chain=scan", "application/sdp", offer, scanID, 401},
+		{"scan token, realtime chain", "?chain=realtime", "application/sdp", offer, scan, 401},
+		{"unknown measure", "?chain=scan&measureId=3f0e5a3e-2c7d-4d1b-9d0f-2b8c1f6f4a10", "application/sdp", offer, spendable, 401},
+		{"no chain", "", "application/sdp", offer, scan, 400},
+		{"two chains", "?chain=scan&chain=scan", "application/sdp", offer, scan, 400},
+		{"not SDP", "?chain=scan", "application/sdp", "hello", scan, 400},
+		{"no video", "?chain=scan", "application/sdp", noVideo, scan, 400},
+		{"text/plain", "?chain=scan", "text/plain", offer, scan, 400},
+		{"JSON with an unknown member", "?chain=scan", "application/json", `{"offer":"x","sdp":"y"}`, scan, 400},
+		{"invalid measure inputs", "?chain=scan", "application/json", jsonOffer(offer, `"measure":{"tags":[""]}`), scan, 401},
+		{"too large", "?chain=scan", "application/sdp", strings.Repeat("v=0\r\n", maxOfferBytes/5+1), scan, 413},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e.clock.advance(time.Second)
+			res, body := e.whipPost(tc.query, tc.contentType, tc.body, tc.token)
+			if res.StatusCode != tc.status || body != "" {
+				t.Fatalf("%d %q, want %d with an empty body", res.StatusCode, body, tc.status)
+			}
+		})
+	}
+	// The scan token was refused every time, never spent: it opens now,
+	// and the server is then full.
+	res, _ := e.whipPost("?chain=scan", "application/sdp", offer, scan)
+	if res.StatusCode != 201 {
+		t.Fatalf("the scan token after the refusals: %d", res.StatusCode)
+	}
+	e.clock.advance(time.Second)
+	rt, _ := e.mint(realtimeOnce())
+	res, body := e.whipPost("?chain=realtime", "application/sdp", newWHIPClient(t).offer(t), rt)
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || body != "" {
+		t.Fatalf("full server: %d %v %q", res.StatusCode, res.Header, body)
+	}
+	if strings.Contains(e.logs.String(), scan) || strings.Contains(e.logs.String(), rt) {
+		t.Fatal("a token value is in the log")
+	}
+}
+
+func jsonOffer(offer, extra string) string {
+	b, _ := json.Marshal(offer)
+	return `{"offer":` + string(b) + `,` + extra + `}`
+}
+
+// newWHIPClientNoVideo is an offer with a data channel and no video.
+func newWHIPClientNoVideo(t *testing.T) string {
+	pc, err := webrtc.NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	if _, err := pc.CreateDataChannel(vitalsLabel, nil); err != nil {
+		t.Fatal(err)
+	}
+	offer, err := pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return offer.SDP
+}
