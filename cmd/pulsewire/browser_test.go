@@ -106,6 +106,19 @@ func newBrowser(t *testing.T, exe, camera string, more ...chromedp.ExecAllocator
 	return b
 }
 
+// openDemo starts the server and a browser, with Chromium's own test
+// pattern as its camera and more flags if given, on the demo page.
+func openDemo(t *testing.T, more ...chromedp.ExecAllocatorOption) (*serverProc, *browser) {
+	t.Helper()
+	exe := chromium(t)
+	srv := startServer(t, buildBinary(t), t.TempDir())
+	b := newBrowser(t, exe, "", more...)
+	if err := chromedp.Do(b.ctx, chromedp.Navigate(srv.prod+"/")); err != nil {
+		t.Fatal(err)
+	}
+	return srv, b
+}
+
 // eval runs a JavaScript expression in the page and decodes its value;
 // a promise is awaited.
 func eval[T any](t *testing.T, b *browser, expr string) T {
@@ -121,12 +134,7 @@ func eval[T any](t *testing.T, b *browser, expr string) T {
 // rules, the token route, the frame message format, and the camera
 // sampler's size, rate and timing on Chromium's own fake camera.
 func TestWidgetModules(t *testing.T) {
-	exe := chromium(t)
-	srv := startServer(t, buildBinary(t), t.TempDir())
-	b := newBrowser(t, exe, "")
-	if err := chromedp.Do(b.ctx, chromedp.Navigate(srv.prod+"/")); err != nil {
-		t.Fatal(err)
-	}
+	_, b := openDemo(t)
 	tokens := eval[map[string]string](t, b, `(async () => {
 		const { tokenValue } = await import('/widget/token.js');
 		const out = {};
@@ -270,13 +278,8 @@ func TestWidgetModules(t *testing.T) {
 // TestWidgetCameraDenied: a person who refuses the camera is told so, and
 // the page gets the error code.
 func TestWidgetCameraDenied(t *testing.T) {
-	exe := chromium(t)
-	srv := startServer(t, buildBinary(t), t.TempDir())
 	// Chromium's fake permission prompt, answering no.
-	b := newBrowser(t, exe, "", chromedp.Flag("use-fake-ui-for-media-stream", "deny"))
-	if err := chromedp.Do(b.ctx, chromedp.Navigate(srv.prod+"/")); err != nil {
-		t.Fatal(err)
-	}
+	_, b := openDemo(t, chromedp.Flag("use-fake-ui-for-media-stream", "deny"))
 	denied := eval[[]string](t, b, `(async () => {
 		const { mount } = await import('/widget/pulsewire.js');
 		const slot = document.body.appendChild(document.createElement('div'));
