@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -29,7 +30,7 @@ import (
 // speed at which the file actually played.
 
 // stampBits and the size of one bit's block, in pixels: 12 bits count
-// 4096 frames (over two minutes at 30 frames a second), in a strip of
+// 4096 frames (over four minutes at 15 frames a second), in a strip of
 // 96x4 pixels in the bottom left corner, far from the face.
 const (
 	stampBits   = 12
@@ -37,8 +38,8 @@ const (
 	stampHeight = 4
 )
 
-// fakeCamera writes a 320x240 y4m of a synthetic face with a known heart
-// rate, seconds long, its frames stamped with their index, and returns its
+// fakeCamera writes a 320x240 y4m at cameraFPS of a synthetic face with a
+// known heart rate, seconds long, its frames stamped with their index, and returns its
 // path and the true mean heart rate. The clip comes from scripts/synth: the
 // binary PULSEWIRE_SYNTH names (make test builds it before the tests enter
 // their network namespace), or else go run, without the race detector,
@@ -47,7 +48,8 @@ func fakeCamera(t *testing.T, seconds, hr float64) (string, float64) {
 	t.Helper()
 	dir := t.TempDir()
 	clip := filepath.Join(dir, "clip.y4m")
-	args := []string{"-o", clip, "-size", "320x240", "-seconds", fmt.Sprint(seconds), "-hr", fmt.Sprint(hr), "-seed", "7"}
+	args := []string{"-o", clip, "-size", "320x240", "-fps", fmt.Sprint(cameraFPS), "-seconds", fmt.Sprint(seconds),
+		"-hr", fmt.Sprint(hr), "-seed", "7"}
 	cmd := exec.Command("go", append([]string{"run", "./scripts/synth"}, args...)...)
 	if synth := os.Getenv("PULSEWIRE_SYNTH"); synth != "" {
 		cmd = exec.Command(synth, args...)
@@ -150,11 +152,13 @@ func stampY4M(src, dst string) error {
 // cameraTap, run in the page before its own scripts, wraps getUserMedia:
 // a clone of each camera track goes through a MediaStreamTrackProcessor
 // that reads the stamp of every frame it gets, and records the first and
-// the last (capture time in µs, index) in window.cameraTap. Frames it
-// misses do not matter: the indexes say how far the file played.
+// the last (capture time in µs, index) in window.cameraTap, and the
+// longest stall: the most capture time that passed between two frames it
+// saw beyond what their indexes account for. Frames it misses do not
+// matter: the indexes say how far the file played.
 var cameraTap = fmt.Sprintf(`(() => {
-	const bits = %d, bw = %d, bh = %d;
-	window.cameraTap = { frames: 0, first: null, last: null };
+	const bits = %d, bw = %d, bh = %d, frameUs = 1e6 / %d;
+	window.cameraTap = { frames: 0, first: null, last: null, stallUs: 0 };
 	const media = navigator.mediaDevices;
 	const open = media.getUserMedia.bind(media);
 	media.getUserMedia = async (constraints) => {
@@ -180,12 +184,13 @@ var cameraTap = fmt.Sprintf(`(() => {
 				if (tap.frozen) continue;
 				tap.frames++;
 				if (!tap.first) tap.first = seen;
+				if (tap.last) tap.stallUs = Math.max(tap.stallUs, seen[0] - tap.last[0] - (seen[1] - tap.last[1]) * frameUs);
 				tap.last = seen;
 			}
 		})();
 		return stream;
 	};
-})()`, stampBits, stampWidth, stampHeight)
+})()`, stampBits, stampWidth, stampHeight, cameraFPS)
 
 // tapCamera installs cameraTap in every page the browser loads.
 func tapCamera(t *testing.T, b *browser) {
@@ -198,18 +203,32 @@ func tapCamera(t *testing.T, b *browser) {
 	}
 }
 
-// playSpeed is how fast the camera's file played in the page, from the
-// first frame the tap saw to the last before it froze: file seconds per
-// capture-time second (1 on an idle machine), and the frames seen.
-func playSpeed(t *testing.T, b *browser, fps float64) (speed float64, frames int) {
+// playback is how the camera's file played in the page, from the first
+// frame the tap saw to the last before it froze.
+type playback struct {
+	speed  float64       // file seconds per capture-time second: 1 on an idle machine
+	frames int           // frames the tap saw
+	stall  time.Duration // the longest stall
+}
+
+func (p playback) String() string {
+	return fmt.Sprintf("played at %.3fx, %d frames seen, longest stall %v", p.speed, p.frames, p.stall.Round(time.Millisecond))
+}
+
+func cameraPlayback(t *testing.T, b *browser) playback {
 	t.Helper()
 	tap := eval[struct {
 		Frames      int
 		First, Last [2]float64
+		StallUs     float64
 	}](t, b, `window.cameraTap`)
 	span := (tap.Last[0] - tap.First[0]) / 1e6
 	if tap.Frames < 2 || span <= 0 || tap.Last[1] <= tap.First[1] {
 		t.Fatalf("the camera tap saw %d frames: first %v, last %v", tap.Frames, tap.First, tap.Last)
 	}
-	return (tap.Last[1] - tap.First[1]) / fps / span, tap.Frames
+	return playback{
+		speed:  (tap.Last[1] - tap.First[1]) / cameraFPS / span,
+		frames: tap.Frames,
+		stall:  time.Duration(tap.StallUs) * time.Microsecond,
+	}
 }

@@ -20,8 +20,13 @@ import (
 // in which the face is found and the pulse filter settles).
 const scanSeconds = 20
 
-// cameraFPS is the frame rate of the fake camera's file (scripts/synth's).
-const cameraFPS = 30
+// cameraFPS is the frame rate of the fake camera's file: 15, half a
+// usual camera's, which the analysis takes (it needs 12) and which halves
+// the work of every stage, from the capture to the face finder. On the
+// shared 2-core machine at a load of 13 to 20, a 30 fps camera lost so
+// many frames in Chromium (the page's JPEG encoder, the capture timer)
+// that the server refused the capture as CONFORMITY_LOW_FPS.
+const cameraFPS = 15
 
 // artifactDir is where the screenshots of a run go, for a person or CI to
 // look at: scripts/out/e2e (ignored by git) unless PULSEWIRE_ARTIFACTS says.
@@ -118,7 +123,8 @@ func TestWidgetMeasures(t *testing.T) {
 			waitFor(t, b, `!!(pulsewireDemo.result || pulsewireDemo.error)`, window)
 			took := time.Since(start)
 			eval[bool](t, b, `window.cameraTap.frozen = true`)
-			t.Logf("last vitals: %s", eval[json.RawMessage](t, b, lastVitals))
+			played := cameraPlayback(t, b)
+			t.Logf("last vitals: %s; the camera's file %v", eval[json.RawMessage](t, b, lastVitals), played)
 			st := eval[demoState](t, b, `pulsewireDemo`)
 			if st.Error != nil {
 				t.Fatalf("the widget failed: %+v", *st.Error)
@@ -140,10 +146,9 @@ func TestWidgetMeasures(t *testing.T) {
 				t.Fatalf("a result without hr: %s", st.Result)
 			}
 			// The pulse the camera showed: the file's, at the speed the file played.
-			speed, frames := playSpeed(t, b, cameraFPS)
-			shown := trueHR * speed
-			t.Logf("%s: hr %.1f bpm, truth %.1f bpm (%.1f in the file, which played at %.3fx: %d frames seen), %d vitals messages, %.1f s from page load to result",
-				tc.transport, hr.Value.Mean, shown, trueHR, speed, frames, st.Vitals, took.Seconds())
+			shown := trueHR * played.speed
+			t.Logf("%s: hr %.1f bpm, truth %.1f bpm (%.1f in the file, which %v), %d vitals messages, %.1f s from page load to result",
+				tc.transport, hr.Value.Mean, shown, trueHR, played, st.Vitals, took.Seconds())
 			if d := math.Abs(hr.Value.Mean - shown); d > 3 {
 				t.Errorf("hr %.1f bpm, truth %.1f: off by %.1f (limit 3)", hr.Value.Mean, shown, d)
 			}
