@@ -169,8 +169,9 @@ func (s *server) open(ctx context.Context) error {
 }
 
 // mountedRoutes are the routes served beside the API on an environment's
-// listener: the session server's (GET /sessions, POST /sessions/whip) and,
-// with --dev, the demo page belong here.
+// listener: the session server's (GET /sessions, POST /sessions/whip), the
+// widget's files (GET /widget/...) and, with --dev only, the demo page and
+// its token route.
 func mountedRoutes(svc *control.Service, sessions *session.Server, cfg *serveConfig) []control.Route {
 	routes := append(sessions.Routes(), widgetRoutes()...)
 	if cfg.dev {
