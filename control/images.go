@@ -146,7 +146,7 @@ func (s *imagesSource) analyze(ctx context.Context, t tools, store mediaStore, i
 // open function and decoded by dsp/media (type from the content, pixel limit
 // checked before decoding): faceBmi from the face geometry
 // (dsp.AnalyzeImages), bmi from the person's weight and height, and every
-// other variable MISSING_CAPTURES (stillsOnly). An image that cannot be
+// other variable MISSING_CAPTURES. An image that cannot be
 // decoded is no error: faceBmi carries INVALID_IMAGE_TYPE, or
 // INVALID_IMAGE_SIZE for one over the byte or pixel limit. It is the path of
 // the images route and of pulsewire analyze.
@@ -171,23 +171,7 @@ func AnalyzeStills(ctx context.Context, c *face.Cascade, open []func() (io.ReadC
 		}
 		imgs = append(imgs, img)
 	}
-	return stillsOnly(dsp.AnalyzeImages(c, imgs, in)), nil
-}
-
-// fromStills are the variables still images yield (SPEC 4.2.2: "only
-// faceBmi is computed, plus bmi").
-var fromStills = []string{dsp.FaceBMI, dsp.BMI}
-
-// stillsOnly keeps the variables of res that still images yield; every
-// other one, bpClass and healthScore included though they could be
-// estimated from the person's data alone, is MISSING_CAPTURES.
-func stillsOnly(res dsp.Result) dsp.Result {
-	for name := range res.Variables {
-		if !slices.Contains(fromStills, name) {
-			res.Variables[name] = dsp.Variable{Error: dsp.MissingCaptures}
-		}
-	}
-	return res
+	return dsp.AnalyzeImages(c, imgs, in), nil
 }
 
 // readAll reads what open gives, at most limit bytes (errCapped beyond).
@@ -203,7 +187,7 @@ func readAll(open func() (io.ReadCloser, error), limit int64) ([]byte, error) {
 // imagesRefused is the result of images that broke a rule: faceBmi carries
 // code, bmi is computed as usual.
 func imagesRefused(c *face.Cascade, in dsp.Inputs, code dsp.Code) dsp.Result {
-	res := stillsOnly(dsp.AnalyzeImages(c, nil, in))
+	res := dsp.AnalyzeImages(c, nil, in)
 	if _, wanted := res.Variables[dsp.FaceBMI]; wanted {
 		res.Variables[dsp.FaceBMI] = dsp.Variable{Error: code}
 	}

@@ -27,7 +27,7 @@ func ParseListQuery(q url.Values, kind storage.Kind) (storage.MeasureQuery, erro
 	}
 	if n, ok := queryInt(q, "skip", &p); ok {
 		if n < 0 {
-			p.addf("skip must be an integer >= 0")
+			p.addf("skip must be an integer of at least 0")
 		}
 		mq.Skip = int(n)
 	}

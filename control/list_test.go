@@ -67,6 +67,10 @@ func TestListPaging(t *testing.T) {
 			}
 		})
 	}
+	// The message reads the same raw as decoded: nothing in it is escaped.
+	if r := e.do("GET", "/measures?skip=-1", key, nil); !strings.Contains(string(r.body), `"skip must be an integer of at least 0"`) {
+		t.Fatalf("skip=-1 answered %s", r.body)
+	}
 	v := e.do("GET", "/measures?skip=2", key, nil).json(t)
 	if v["take"] != 100.0 || v["skip"] != 2.0 {
 		t.Fatalf("take %v skip %v, want the defaults and what was sent", v["take"], v["skip"])

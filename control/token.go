@@ -95,7 +95,7 @@ func parsePermissions(raw json.RawMessage, p *problems) []storage.Permission {
 		if o.given("maxSessions") {
 			n, ok := asInt(o["maxSessions"])
 			if !ok || n < 1 {
-				p.addf("permissions.%d.maxSessions must be an integer >= 1 or null", i)
+				p.addf("permissions.%d.maxSessions must be an integer of at least 1, or null", i)
 			}
 			perm.MaxSessions = &n
 		}

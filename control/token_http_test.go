@@ -41,7 +41,7 @@ func TestCreateTokenValidation(t *testing.T) {
 		{"permission not an object", body(`"permissions":["measurement.scan"],"duration":"1h"`), 400, "permissions.0 must be an object"},
 		{"permission with an unknown field", body(`"permissions":[{"name":"measurement.scan","max":1}],"duration":"1h"`), 400, "permissions.0.property max should not exist"},
 		{"maxSessions 1", body(`"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"1h"`), 201, ""},
-		{"maxSessions 0", body(`"permissions":[{"name":"measurement.scan","maxSessions":0}],"duration":"1h"`), 400, "maxSessions must be an integer >= 1 or null"},
+		{"maxSessions 0", body(`"permissions":[{"name":"measurement.scan","maxSessions":0}],"duration":"1h"`), 400, "maxSessions must be an integer of at least 1, or null"},
 		{"maxSessions -1", body(`"permissions":[{"name":"measurement.scan","maxSessions":-1}],"duration":"1h"`), 400, "maxSessions"},
 		{"maxSessions 1.5", body(`"permissions":[{"name":"measurement.scan","maxSessions":1.5}],"duration":"1h"`), 400, "maxSessions"},
 		{"maxSessions a string", body(`"permissions":[{"name":"measurement.scan","maxSessions":"1"}],"duration":"1h"`), 400, "maxSessions"},

@@ -10,14 +10,21 @@ import (
 
 // AnalyzeImages analyses still images (the images route, SPEC 4.2.2): faceBmi
 // from the face geometry, the median over the images that give an estimate
-// (face.EstimateBMI documents the method and its limits), and the
-// person-data variables (bmi, bpClass, healthScore). Every pulse-derived
-// variable answers MISSING_CAPTURES and signal is null. Decoding the files,
+// (face.EstimateBMI documents the method and its limits), and bmi from the
+// person's weight and height. Every other variable answers MISSING_CAPTURES,
+// bpClass and healthScore included though the person's data alone could
+// estimate them: SPEC 4.2.2 computes only faceBmi and bmi from stills.
+// signal is null. Decoding the files,
 // and the codes for files that cannot be decoded (INVALID_IMAGE_TYPE,
 // EXCEEDING_MAX_IMAGE, INVALID_IMAGE_SIZE), belong to the caller.
 func AnalyzeImages(c *face.Cascade, imgs []image.Image, in Inputs) Result {
 	res := missingCaptures(&in)
 	res.Signal = nil
+	for name := range res.Variables {
+		if name != FaceBMI && name != BMI {
+			res.Variables[name] = fail(MissingCaptures)
+		}
+	}
 	if !in.wants(FaceBMI) {
 		return res
 	}

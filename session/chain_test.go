@@ -1,14 +1,22 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	"image/jpeg"
+	"maps"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/scripts/synth/clip"
+	"github.com/pulsewire/pulsewire/storage"
 )
 
 // measureJSON is the part of a pushed or served measure the tests read.
@@ -49,10 +57,19 @@ func TestScanChain(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, Config{ScanDuration: 12 * time.Second})
 	f := syntheticFrames(t, faceClip(66, 13))
+	// Entitlements and credits apply as to a REST run: three variables,
+	// narrowed by the inputs to two; one credit, which the scan spends.
+	one := int64(1)
+	oneCredit := &one
+	client, err := e.svc.UpdateClient(context.Background(), e.client.ID, control.ClientUpdate{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}, MonthlyCredits: &oneCredit})
+	if err != nil {
+		t.Fatal(err)
+	}
 	value, _ := e.mint(scanOnce())
 	c := e.dial()
 	o := openSession(t, c, openMessage(value, Scan, map[string]any{"measure": map[string]any{
-		"userData": map[string]any{"externalId": "person-1", "age": 40, "sex": "F"}, "tags": []string{"lobby"}}}))
+		"userData": map[string]any{"externalId": "person-1", "age": 40, "sex": "F"}, "tags": []string{"lobby"},
+		"desiredVariables": []string{dsp.HR, dsp.HRV, dsp.BMI}}}))
 	done := make(chan struct{})
 	defer close(done)
 	go e.stream(c, o.SessionID, f, 0, len(f.times), time.Hour, 1, done)
@@ -95,6 +112,15 @@ func TestScanChain(t *testing.T) {
 	}
 	if hr := hrOf(t, m); math.Abs(hr-f.truth.HeartRate) > 3 {
 		t.Errorf("hr %.1f bpm, truth %.1f", hr, f.truth.HeartRate)
+	}
+	if names := slices.Sorted(maps.Keys(m.Variables)); !slices.Equal(names, []string{dsp.HR, dsp.HRV}) {
+		t.Errorf("variables %v, want the entitled and desired hr and hrv", names)
+	}
+	if used, err := e.db.CreditsUsed(context.Background(), client, e.clock.now()); err != nil || used != 1 {
+		t.Errorf("credits used %d, %v; want the scan's 1", used, err)
+	}
+	if _, err := e.svc.MeasureOfKind(context.Background(), client, m.ID, storage.KindRPPG); err != nil {
+		t.Errorf("the measure is no ended rppg measure of the token's client: %v", err)
 	}
 	res, body := e.httpDo("GET", "/measures/"+m.ID, "")
 	var stored measureJSON
@@ -161,8 +187,18 @@ func TestRealtimeChain(t *testing.T) {
 		}
 		if v.HR.Error == "" {
 			interim = append(interim, v.HR.Value.(map[string]any)["mean"].(float64))
+			if v.QualityScore <= 0 || v.QualityScore > 1 {
+				t.Errorf("hr without a quality score in (0, 1]: %v", v.QualityScore)
+			}
 		} else if v.ElapsedMs > 11500 {
 			t.Errorf("no hr after %d ms: %s", v.ElapsedMs, v.HR.Error)
+		}
+		// br and hrv come when enough data exists: until then each
+		// says why it is missing.
+		for name, x := range map[string]dsp.Variable{"br": v.BR, "hrv": v.HRV} {
+			if (x.Value == nil) == (x.Error == "") {
+				t.Errorf("%s at %d ms is neither a value nor an error: %+v", name, v.ElapsedMs, x)
+			}
 		}
 		if v.ElapsedMs >= 12500 {
 			break
@@ -181,6 +217,9 @@ func TestRealtimeChain(t *testing.T) {
 	if hr := hrOf(t, result.Measure); math.Abs(hr-f.truth.HeartRate) > 3 {
 		t.Errorf("hr %.1f bpm, truth %.1f", hr, f.truth.HeartRate)
 	}
+	if _, err := e.svc.MeasureOfKind(context.Background(), e.client, created.ID, storage.KindRPPG); err != nil {
+		t.Errorf("the measure is no ended rppg measure of the token's client: %v", err)
+	}
 	// No externalId: a calibration is refused, and the session waits on.
 	send(t, c, map[string]any{"type": "calibration", "systole": 120, "diastole": 80})
 	var bad errorMessage
@@ -197,4 +236,53 @@ func TestRealtimeChain(t *testing.T) {
 	if e.srv.session(o.SessionID) != nil {
 		t.Fatal("the session outlived its client after its result")
 	}
+}
+
+// TestGuidance: while a face is filmed the vitals give no face-presence
+// guidance; once the face has left the picture for a few seconds they do,
+// with a message for the person.
+func TestGuidance(t *testing.T) {
+	t.Parallel()
+	f := syntheticFrames(t, faceClip(84, 13))
+	e, c, o := realtimeSession(t, Config{})
+	absent := func(v vitalsMessage) bool {
+		return slices.ContainsFunc(v.Guidance, func(g dsp.Guidance) bool {
+			return g.Code == dsp.ConformityFacePresence && g.Message != ""
+		})
+	}
+	// 3 s of a face, at four times the capture pace.
+	const faced = 90
+	e.stream(c, o.SessionID, f, 0, faced, 0, 4, nil)
+	var v vitalsMessage
+	for v.ElapsedMs < f.times[faced-1].Milliseconds() {
+		expect(t, c, "vitals", 10*time.Second).decode(t, &v)
+	}
+	if absent(v) {
+		t.Fatalf("face-presence guidance with a face in the picture: %+v", v.Guidance)
+	}
+	// Then 6 s of an empty grey picture, longer than the guidance looks
+	// back.
+	var grey bytes.Buffer
+	img := image.NewGray(image.Rect(0, 0, 320, 240))
+	for i := range img.Pix {
+		img.Pix[i] = 128
+	}
+	if err := jpeg.Encode(&grey, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	empty := &frames{}
+	for i := range 180 {
+		empty.jpegs = append(empty.jpegs, grey.Bytes())
+		empty.times = append(empty.times, time.Duration(i)*time.Second/30)
+	}
+	origin := f.times[faced-1] + time.Second/30
+	e.stream(c, o.SessionID, empty, 0, len(empty.times), origin, 4, nil)
+	for v.ElapsedMs < (origin + empty.times[len(empty.times)-1]).Milliseconds() {
+		expect(t, c, "vitals", 10*time.Second).decode(t, &v)
+	}
+	if !absent(v) {
+		t.Fatalf("no face-presence guidance after 6 s without a face: %+v", v.Guidance)
+	}
+	send(t, c, map[string]any{"type": "stop"})
+	expect(t, c, "result", 10*time.Second)
 }

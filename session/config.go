@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -26,6 +27,13 @@ type Config struct {
 	// FrameQueue is how many frames may wait for analysis; more are
 	// dropped. At 30 frames a second the default holds half a second.
 	FrameQueue int
+	// WebRTCPublicIP is the IPv4 address clients reach the server's
+	// WebRTC at when it sits behind a 1:1 NAT: its host candidates are
+	// published with it. Empty: the addresses gathered on.
+	WebRTCPublicIP string
+	// WebRTCPorts is the range WebRTC takes its UDP ports from, for a
+	// firewall to open; zero: any port.
+	WebRTCPorts UDPPorts
 }
 
 // Defaults of Config.
@@ -83,7 +91,8 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports a configuration that cannot work: a scan longer than a
-// session may last, or a frame limit below a frame header.
+// session may last, a frame limit below a frame header, an empty port
+// range or a public address that is not one.
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
@@ -91,6 +100,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("the scan duration (%v) must be shorter than the longest session (%v)", c.ScanDuration, c.MaxLength)
 	case c.MaxFrameBytes <= frameHeaderBytes:
 		return fmt.Errorf("the frame limit (%d bytes) leaves no room for a picture", c.MaxFrameBytes)
+	case c.WebRTCPorts != (UDPPorts{}) && (c.WebRTCPorts.Min == 0 || c.WebRTCPorts.Max < c.WebRTCPorts.Min):
+		return fmt.Errorf("the WebRTC port range %d-%d is empty", c.WebRTCPorts.Min, c.WebRTCPorts.Max)
+	case c.WebRTCPublicIP != "":
+		// The candidates are UDP4: an IPv6 address would never be used.
+		ip := net.ParseIP(c.WebRTCPublicIP)
+		if ip == nil || ip.To4() == nil || ip.IsUnspecified() || ip.IsLoopback() {
+			return fmt.Errorf("the WebRTC public address %q is not a usable IPv4 address", c.WebRTCPublicIP)
+		}
 	}
 	return nil
 }

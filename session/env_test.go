@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -96,6 +97,13 @@ func newTestEnv(t *testing.T, cfg Config) *testEnv {
 
 func newTestEnvIn(t *testing.T, env control.Env, cfg Config, clock *testClock) *testEnv {
 	t.Helper()
+	return newTestEnvOn(t, env, cfg, clock, nil)
+}
+
+// newTestEnvOn is a test server whose WebRTC takes listenIP for its
+// listener's address (the HTTP server itself stays on loopback).
+func newTestEnvOn(t *testing.T, env control.Env, cfg Config, clock *testClock, listenIP net.IP) *testEnv {
+	t.Helper()
 	dir := t.TempDir()
 	e := &testEnv{t: t, env: env, clock: clock, logs: &syncBuffer{}}
 	media, err := storage.NewMediaDir(filepath.Join(dir, "media"))
@@ -111,7 +119,7 @@ func newTestEnvIn(t *testing.T, env control.Env, cfg Config, clock *testClock) *
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if e.srv, err = NewServer(e.svc, Options{Config: cfg, Cascade: cascade, Logger: log, Now: clock.now}); err != nil {
+	if e.srv, err = NewServer(e.svc, Options{Config: cfg, Cascade: cascade, Logger: log, Now: clock.now, ListenIP: listenIP}); err != nil {
 		t.Fatal(err)
 	}
 	e.http = httptest.NewServer(control.NewAPI(e.svc, control.Options{Logger: log, Routes: e.srv.Routes()}))
@@ -133,8 +141,11 @@ func newTestEnvIn(t *testing.T, env control.Env, cfg Config, clock *testClock) *
 	return e
 }
 
+// tokenLife is how long the tokens mint makes are good for.
+const tokenLife = 10 * time.Minute
+
 // mint creates an access token of the client with the given permissions,
-// good for ten minutes, and returns its value and id.
+// good for tokenLife, and returns its value and id.
 func (e *testEnv) mint(perms ...storage.Permission) (value, id string) {
 	e.t.Helper()
 	return e.mintFor(e.client, perms...)
@@ -142,7 +153,7 @@ func (e *testEnv) mint(perms ...storage.Permission) (value, id string) {
 
 func (e *testEnv) mintFor(c storage.Client, perms ...storage.Permission) (value, id string) {
 	e.t.Helper()
-	tok, err := e.svc.CreateToken(context.Background(), c, storage.NewToken{Permissions: perms, Duration: storage.TokenDuration{Minutes: 10}})
+	tok, err := e.svc.CreateToken(context.Background(), c, storage.NewToken{Permissions: perms, Duration: storage.TokenDuration{Seconds: int64(tokenLife / time.Second)}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -287,6 +298,16 @@ type frames struct {
 }
 
 var framesCache sync.Map // clip.Config -> *frames
+
+// realtimeSession opens a realtime session on a new test server with cfg
+// and returns the server, the session's connection and its opened message.
+func realtimeSession(t *testing.T, cfg Config) (*testEnv, *websocket.Conn, openedMessage) {
+	t.Helper()
+	e := newTestEnv(t, cfg)
+	value, _ := e.mint(realtimeOnce())
+	c := e.dial()
+	return e, c, openSession(t, c, openMessage(value, Realtime, nil))
+}
 
 // synthClip writes a synthetic face clip (scripts/synth) as y4m and
 // returns its path and truth. scripts/synth runs as its own process:

@@ -22,33 +22,15 @@ func TestHandshakeRefusals(t *testing.T) {
 	e := newTestEnv(t, Config{})
 	ctx := context.Background()
 	other := newTestEnvIn(t, control.Production, Config{}, &testClock{})
-	otherValue, _ := other.mint(scanOnce())
-
 	scanValue, scanID := e.mint(scanOnce())
-	spentValue, _ := e.mint(scanOnce())
-	c := e.dial()
-	openSession(t, c, openMessage(spentValue, Scan, nil))
-	c.Close(websocket.StatusNormalClosure, "")
-
-	revokedValue, revokedID := e.mint(scanOnce())
-	if err := e.svc.RevokeToken(ctx, e.client, revokedID); err != nil {
-		t.Fatal(err)
-	}
-	gone, _, err := e.svc.CreateClient(ctx, control.NewClient{Name: "gone"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	goneValue, _ := e.mintFor(gone, scanOnce())
-	if _, err := e.svc.DeactivateClient(ctx, gone.ID); err != nil {
-		t.Fatal(err)
-	}
-	shortValue, _ := e.mint(scanOnce())
+	rtValue, _ := e.mint(realtimeOnce())
+	bad := e.badTokens(other)
 	ran, err := e.svc.CreateMeasure(ctx, e.client, storage.NewMeasure{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ranValue, _ := e.mint(scanOnce())
-	c = e.dial()
+	c := e.dial()
 	openSession(t, c, openMessage(ranValue, Scan, map[string]any{"measureId": ran.ID}))
 	c.Close(websocket.StatusNormalClosure, "")
 	theirs, err := other.svc.CreateMeasure(ctx, other.client, storage.NewMeasure{})
@@ -70,11 +52,7 @@ func TestHandshakeRefusals(t *testing.T) {
 		{"the token's id, not its value", openMessage(scanID, Scan, nil), "not an access token value"},
 		{"an unknown value", openMessage("ivat-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", Scan, nil), "unknown token"},
 		{"scan token for a realtime session", openMessage(scanValue, Realtime, nil), "lacks permission measurement.realtime"},
-		{"spent", openMessage(spentValue, Scan, nil), "is spent"},
-		{"revoked", openMessage(revokedValue, Scan, nil), "is revoked"},
-		{"deactivated client", openMessage(goneValue, Scan, nil), "is deactivated"},
-		{"other environment", openMessage(otherValue, Scan, nil), "unknown token"},
-		{"expired", openMessage(shortValue, Scan, nil), "expired"},
+		{"realtime token for a scan session", openMessage(rtValue, Scan, nil), "lacks permission measurement.scan"},
 		{"binary first message", []byte{0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xd8}, "the first message is binary"},
 		{"not JSON", "hello", "not one JSON object"},
 		{"unknown member", map[string]any{"type": "open", "token": scanValue, "chain": "scan", "id": 1}, "unknown member id"},
@@ -89,16 +67,23 @@ func TestHandshakeRefusals(t *testing.T) {
 		{"another client's measure", openMessage(fresh(), Scan, map[string]any{"measureId": theirs.ID}), "not found"},
 		{"a forged resume ticket", map[string]any{"type": "resume", "ticket": "eyJhbGciOiJIUzI1NiJ9.e30.x"}, "invalid resume ticket"},
 	}
+	for _, b := range bad {
+		cases = append(cases, struct {
+			name  string
+			first any
+			cause string
+		}{b.name, openMessage(b.value, Scan, nil), b.cause})
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			// Each case in its own seconds: the account's opening rate
 			// (2 a second, 20 a minute) is not what is tested here.
 			e.clock.advance(3 * time.Second)
-			if tc.name == "expired" {
-				e.clock.advance(10 * time.Minute)
-				defer e.clock.advance(-10 * time.Minute)
+			if tc.name == expiredToken {
+				e.clock.advance(tokenLife)
+				defer e.clock.advance(-tokenLife)
 			}
-			before := strings.Count(e.logs.String(), `"msg":"session refused"`)
+			logged := len(e.logs.String())
 			c := e.dial()
 			switch m := tc.first.(type) {
 			case []byte:
@@ -116,19 +101,70 @@ func TestHandshakeRefusals(t *testing.T) {
 			if code, reason := closeStatus(err); code != websocket.StatusPolicyViolation || reason != "" {
 				t.Fatalf("got %v, want close 1008 with an empty reason", err)
 			}
-			waitFor(t, func() bool { return strings.Count(e.logs.String(), `"msg":"session refused"`) > before })
-			if logs := e.logs.String(); !strings.Contains(logs, tc.cause) {
+			// This case's refusal, not an earlier one, names the cause.
+			since := func() string { return e.logs.String()[logged:] }
+			waitFor(t, func() bool { return strings.Contains(since(), `"msg":"session refused"`) })
+			if !strings.Contains(since(), tc.cause) {
 				t.Errorf("the log does not name the cause %q", tc.cause)
 			}
 		})
 	}
-	for _, v := range append(freshValues, scanValue, spentValue, revokedValue, goneValue, shortValue, ranValue, otherValue) {
+	for _, b := range bad {
+		freshValues = append(freshValues, b.value)
+	}
+	for _, v := range append(freshValues, scanValue, rtValue, ranValue) {
 		if strings.Contains(e.logs.String(), v) {
 			t.Fatal("a token value is in the log")
 		}
 	}
-	// The refused scan token was never spent by the refusals.
-	openSession(t, e.dial(), openMessage(scanValue, Scan, nil))
+	// The refused scan token was never spent by the refusals; its scan
+	// lasts the default 30 s.
+	if o := openSession(t, e.dial(), openMessage(scanValue, Scan, nil)); o.DurationMs != 30000 {
+		t.Fatalf("a scan of %d ms, want the default 30000", o.DurationMs)
+	}
+}
+
+// badToken is a token value the handshake refuses on every transport, with
+// the cause the log gives.
+type badToken struct{ name, value, cause string }
+
+// expiredToken names the bad token that is good until the test moves the
+// clock tokenLife on.
+const expiredToken = "expired"
+
+// badTokens mints a scan token of each kind the handshake refuses for the
+// token itself: spent, revoked, of a deactivated client, of the other
+// environment, and one that expires when the clock moves tokenLife on.
+func (e *testEnv) badTokens(other *testEnv) []badToken {
+	t := e.t
+	t.Helper()
+	ctx := context.Background()
+	spent, _ := e.mint(scanOnce())
+	// Counted without a server session: nothing holds a place.
+	if _, err := e.svc.OpenSession(ctx, spent, control.PermissionScan, nil); err != nil {
+		t.Fatal(err)
+	}
+	revoked, revokedID := e.mint(scanOnce())
+	if err := e.svc.RevokeToken(ctx, e.client, revokedID); err != nil {
+		t.Fatal(err)
+	}
+	gone, _, err := e.svc.CreateClient(ctx, control.NewClient{Name: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goneValue, _ := e.mintFor(gone, scanOnce())
+	if _, err := e.svc.DeactivateClient(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	otherValue, _ := other.mint(scanOnce())
+	short, _ := e.mint(scanOnce())
+	return []badToken{
+		{"spent", spent, "is spent"},
+		{"revoked", revoked, "is revoked"},
+		{"deactivated client", goneValue, "is deactivated"},
+		{"other environment", otherValue, "unknown token"},
+		{expiredToken, short, "expired"},
+	}
 }
 
 func closeStatus(err error) (websocket.StatusCode, string) {

@@ -81,6 +81,23 @@ func TestIdleTimeout(t *testing.T) {
 	}
 }
 
+// TestIdleRealtime: a realtime session whose connection drops keeps its
+// capture until it is idle, then stores its measure.
+func TestIdleRealtime(t *testing.T) {
+	t.Parallel()
+	f := syntheticFrames(t, faceClip(84, 13))
+	e, c, o := realtimeSession(t, Config{IdleTimeout: 2 * time.Second})
+	e.stream(c, o.SessionID, f, 0, 30, 0, 4, nil)
+	c.CloseNow() // the network drops: no stop, no close handshake
+	if res, body := e.httpDo("GET", "/measures/"+o.MeasureID, ""); !strings.Contains(string(body), `"status":"started"`) {
+		t.Fatalf("the measure while the session waits: %d %s", res.StatusCode, body)
+	}
+	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
+	if res, body := e.httpDo("GET", "/measures/"+o.MeasureID, ""); res.StatusCode != 200 || !strings.Contains(string(body), `"status":"ended"`) {
+		t.Fatalf("the measure of an idle realtime session: %d %s", res.StatusCode, body)
+	}
+}
+
 // TestSessionLimit: with MaxSessions open, another opening closes with
 // 1013 "busy" without spending its token, which opens once a place is
 // free.
@@ -106,11 +123,8 @@ func TestSessionLimit(t *testing.T) {
 // dropped, counted, and every frame is either analysed or dropped.
 func TestDropsFrames(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, Config{FrameQueue: 2})
 	f := syntheticFrames(t, faceClip(84, 13))
-	value, _ := e.mint(realtimeOnce())
-	c := e.dial()
-	o := openSession(t, c, openMessage(value, Realtime, nil))
+	e, c, o := realtimeSession(t, Config{FrameQueue: 2})
 	ctx := context.Background()
 	const n = 200
 	for i := range n {

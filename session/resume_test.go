@@ -13,11 +13,8 @@ import (
 // ticket of a session that has ended resumes nothing.
 func TestResume(t *testing.T) {
 	t.Parallel()
-	e := newTestEnv(t, Config{})
 	f := syntheticFrames(t, faceClip(84, 13))
-	value, _ := e.mint(realtimeOnce())
-	c := e.dial()
-	o := openSession(t, c, openMessage(value, Realtime, nil))
+	e, c, o := realtimeSession(t, Config{})
 	const origin = 5 * time.Hour
 	e.stream(c, o.SessionID, f, 0, 60, origin, 4, nil)
 	c.CloseNow() // the network drops: no close handshake

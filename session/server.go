@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -52,6 +53,9 @@ type Options struct {
 	// Now is the clock of the opening rate, the tickets and the session
 	// timers; nil means time.Now.
 	Now func() time.Time
+	// ListenIP is the address of the listener the routes are served on;
+	// WebRTC gathers its candidates accordingly (ice.go). Nil: loopback.
+	ListenIP net.IP
 }
 
 // NewServer returns the session server of svc's environment.
@@ -85,7 +89,7 @@ func NewServer(svc *control.Service, opts Options) (*Server, error) {
 		closing:  make(chan struct{}),
 	}
 	var err error
-	if s.webrtc, err = newWebRTCAPI(); err != nil {
+	if s.webrtc, err = newWebRTCAPI(scopeOf(opts.ListenIP), cfg); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
@@ -22,16 +20,16 @@ import (
 )
 
 // webrtcAPI makes the peer connections of WHIP sessions: VP8 video in
-// only, a data channel, host candidates on loopback over UDP4, no mDNS
-// (ENVIRONMENT.md: what headless Chromium and pion need to meet on one
-// machine).
+// only, a data channel, host candidates over UDP in the server's ICE scope
+// (ice.go), no mDNS (ENVIRONMENT.md: what headless Chromium and pion need
+// to meet on one machine).
 type webrtcAPI struct{ api *webrtc.API }
 
 // vitalsLabel names the data channel the client creates for the session's
 // messages.
 const vitalsLabel = "vitals"
 
-func newWebRTCAPI() (*webrtcAPI, error) {
+func newWebRTCAPI(scope iceScope, cfg Config) (*webrtcAPI, error) {
 	m := &webrtc.MediaEngine{}
 	err := m.RegisterCodec(webrtc.RTPCodecParameters{
 		RTPCodecCapability: webrtc.RTPCodecCapability{
@@ -50,19 +48,11 @@ func newWebRTCAPI() (*webrtcAPI, error) {
 	if err := webrtc.RegisterDefaultInterceptors(m, ir); err != nil {
 		return nil, fmt.Errorf("webrtc interceptors: %w", err)
 	}
-	return &webrtcAPI{api: webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(ir), webrtc.WithSettingEngine(loopbackOnly()))}, nil
-}
-
-// loopbackOnly keeps ICE on the loopback interface: host candidates over
-// UDP4, no mDNS.
-func loopbackOnly() webrtc.SettingEngine {
-	var se webrtc.SettingEngine
-	se.SetIncludeLoopbackCandidate(true)
-	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
-	se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
-	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
-	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
-	return se
+	se, err := scope.settings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &webrtcAPI{api: webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(ir), webrtc.WithSettingEngine(se))}, nil
 }
 
 // errOffer is an offer the server cannot take (answered 400).
@@ -172,7 +162,8 @@ func (s *Server) connect(sess *session, offer string) (string, error) {
 	return pc.LocalDescription().SDP, nil
 }
 
-// gatherTimeout bounds ICE gathering, which on loopback takes milliseconds.
+// gatherTimeout bounds ICE gathering of host candidates, which takes
+// milliseconds.
 const gatherTimeout = 5 * time.Second
 
 // receiveVideo decodes a session's video track and feeds what its face

@@ -17,6 +17,7 @@ import (
 	"github.com/pion/webrtc/v4"
 	"github.com/pion/webrtc/v4/pkg/media"
 	"github.com/pion/webrtc/v4/pkg/media/ivfreader"
+	"github.com/pulsewire/pulsewire/control"
 	"github.com/pulsewire/pulsewire/scripts/synth/clip"
 )
 
@@ -51,7 +52,11 @@ func newWHIPClient(t *testing.T) *whipClient {
 	if err := m.RegisterDefaultCodecs(); err != nil {
 		t.Fatal(err)
 	}
-	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(loopbackOnly())).NewPeerConnection(webrtc.Configuration{})
+	se, err := scopeOf(nil).settings(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +248,8 @@ func TestWHIP(t *testing.T) {
 	}
 }
 
-// TestWHIPRefusals: every refusal of the token is 401 with an empty body;
+// TestWHIPRefusals: every refusal of the token (each cause of the
+// WebSocket handshake's) is 401 with an empty body, its cause in the log;
 // a malformed request is 400 before the token is looked at; a full server
 // is 503.
 func TestWHIPRefusals(t *testing.T) {
@@ -270,9 +276,20 @@ func TestWHIPRefusals(t *testing.T) {
 		{"invalid measure inputs", "?chain=scan", "application/json", jsonOffer(offer, `"measure":{"tags":[""]}`), scan, 401},
 		{"too large", "?chain=scan", "application/sdp", strings.Repeat("v=0\r\n", maxOfferBytes/5+1), scan, 413},
 	}
+	bad := e.badTokens(newTestEnvIn(t, control.Production, Config{}, &testClock{}))
+	for _, b := range bad {
+		cases = append(cases, struct {
+			name, query, contentType, body, token string
+			status                                int
+		}{b.name, "?chain=scan", "application/sdp", offer, b.value, 401})
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e.clock.advance(time.Second)
+			if tc.name == expiredToken {
+				e.clock.advance(tokenLife)
+				defer e.clock.advance(-tokenLife)
+			}
 			res, body := e.whipPost(tc.query, tc.contentType, tc.body, tc.token)
 			if res.StatusCode != tc.status || body != "" {
 				t.Fatalf("%d %q, want %d with an empty body", res.StatusCode, body, tc.status)
@@ -291,8 +308,15 @@ func TestWHIPRefusals(t *testing.T) {
 	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || body != "" {
 		t.Fatalf("full server: %d %v %q", res.StatusCode, res.Header, body)
 	}
-	if strings.Contains(e.logs.String(), scan) || strings.Contains(e.logs.String(), rt) {
-		t.Fatal("a token value is in the log")
+	for _, v := range append([]string{scan, rt}, spendable) {
+		if strings.Contains(e.logs.String(), v) {
+			t.Fatal("a token value is in the log")
+		}
+	}
+	for _, b := range bad {
+		if !strings.Contains(e.logs.String(), b.cause) || strings.Contains(e.logs.String(), b.value) {
+			t.Errorf("the log does not name the cause %q, or names the token", b.cause)
+		}
 	}
 }
 
@@ -303,11 +327,19 @@ func jsonOffer(offer, extra string) string {
 
 // newWHIPClientNoVideo is an offer with a data channel and no video.
 func newWHIPClientNoVideo(t *testing.T) string {
-	pc, err := webrtc.NewPeerConnection(webrtc.Configuration{})
+	_, offer := dataOnlyPeer(t, webrtc.SettingEngine{})
+	return offer.SDP
+}
+
+// dataOnlyPeer is a peer connection with a vitals data channel and no
+// video, and its offer (not yet set: nothing gathered).
+func dataOnlyPeer(t *testing.T, se webrtc.SettingEngine) (*webrtc.PeerConnection, webrtc.SessionDescription) {
+	t.Helper()
+	pc, err := webrtc.NewAPI(webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pc.Close()
+	t.Cleanup(func() { pc.Close() })
 	if _, err := pc.CreateDataChannel(vitalsLabel, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -315,5 +347,5 @@ func newWHIPClientNoVideo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return offer.SDP
+	return pc, offer
 }

@@ -55,6 +55,8 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.DurationVar(&cfg.sessions.IdleTimeout, "session-idle-timeout", session.DefaultIdleTimeout, "a session without frames for this long ends (a dropped connection may resume within it)")
 	fs.Int64Var(&cfg.sessions.MaxFrameBytes, "max-frame-bytes", session.DefaultMaxFrameBytes, "largest WebSocket message of a session (a JPEG frame and its 8-byte header)")
 	fs.IntVar(&cfg.sessions.MaxSessions, "max-sessions", session.DefaultMaxSessions, "sessions open at once, both environments together")
+	fs.StringVar(&cfg.sessions.WebRTCPublicIP, "webrtc-public-ip", "", "IPv4 address WebRTC clients reach this machine at behind a 1:1 NAT, published instead of the local address (not for a loopback listener)")
+	fs.Var(&cfg.sessions.WebRTCPorts, "webrtc-udp-ports", "UDP port range `min-max` WebRTC takes its ports from, e.g. 50000-50100, for a firewall to open (default any port)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: pulsewire serve [flags]\n\nServes the Production and Test APIs on two listeners until SIGINT or SIGTERM.\nEvery flag can also be set by the environment variable shown.\n\nFlags:")
 		fs.PrintDefaults()
@@ -147,13 +149,16 @@ func (s *server) open(ctx context.Context) error {
 			s.log.Warn("repaired what a crash left", "env", string(e.env), "runs_reset", rec.Reset,
 				"runs_removed", rec.Removed, "media_folders_removed", rec.Orphans)
 		}
-		if env.sessions, err = session.NewServer(svc, session.Options{Config: s.cfg.sessions, Cascade: cascade, Logger: s.log, Capacity: capacity}); err != nil {
-			return err
-		}
-		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer})
 		if env.ln, err = net.Listen("tcp", e.addr); err != nil {
 			return fmt.Errorf("%s: %w", e.env, err)
 		}
+		// WebRTC gathers where the listener listens: loopback stays on
+		// loopback, 0.0.0.0 reaches the LAN.
+		opts := session.Options{Config: s.cfg.sessions, Cascade: cascade, Logger: s.log, Capacity: capacity, ListenIP: env.ln.Addr().(*net.TCPAddr).IP}
+		if env.sessions, err = session.NewServer(svc, opts); err != nil {
+			return err
+		}
+		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer})
 		env.srv = &http.Server{
 			Handler:           env.api,
 			ReadHeaderTimeout: 10 * time.Second,

@@ -73,3 +73,32 @@ func TestServeEndsSessions(t *testing.T) {
 	}
 	srv.stop(t, syscall.SIGTERM)
 }
+
+func TestServeWebRTCFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string // PULSEWIRE_WEBRTC_PUBLIC_IP
+		want string
+	}{
+		{"reversed port range", []string{"--webrtc-udp-ports", "50100-50000"}, "", "usage"},
+		{"port range without an end", []string{"--webrtc-udp-ports", "50000"}, "", "usage"},
+		{"IPv6 public address", nil, "2001:db8::1", "WebRTC public address"},
+		{"host name as public address", []string{"--webrtc-public-ip", "example.com"}, "", "WebRTC public address"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("PULSEWIRE_WEBRTC_PUBLIC_IP", tc.env)
+			}
+			args := append([]string{"serve", "--data-dir", t.TempDir()}, tc.args...)
+			_, stderr, err := pulsewire(t, args...)
+			if err == nil || !strings.Contains(err.Error()+stderr, tc.want) {
+				t.Fatalf("err %v, stderr %q; want %q", err, stderr, tc.want)
+			}
+		})
+	}
+	_, stderr, err := pulsewire(t, "serve", "--help")
+	if err != nil || !strings.Contains(stderr, "PULSEWIRE_WEBRTC_PUBLIC_IP") || !strings.Contains(stderr, "PULSEWIRE_WEBRTC_UDP_PORTS") {
+		t.Fatalf("help: %v %q", err, stderr)
+	}
+}
