@@ -28,6 +28,15 @@ import (
 // its index, the page reads it back from every frame the camera gives, and
 // the truth a measurement is held to is the file's heart rate times the
 // speed at which the file actually played.
+//
+// Late ticks, each a few ms, stretch every beat: the pulse's rate drops
+// by the speed. A pause of the camera longer than half a beat does not: the
+// beats before and after it keep their rate, and the pause only shifts
+// their phase (one run at a load of 8 had a 1.7 s pause, which took the
+// file's mean speed to 0.917x, and its scan read 71.6 bpm from a 71.0 bpm
+// file). So the speed is measured over the time the camera played, pauses
+// longer than pauseLimit left out.
+const pauseLimit = 400 * time.Millisecond
 
 // stampBits and the size of one bit's block, in pixels: 12 bits count
 // 4096 frames (over four minutes at 15 frames a second), in a strip of
@@ -151,14 +160,15 @@ func stampY4M(src, dst string) error {
 
 // cameraTap, run in the page before its own scripts, wraps getUserMedia:
 // a clone of each camera track goes through a MediaStreamTrackProcessor
-// that reads the stamp of every frame it gets, and records the first and
-// the last (capture time in µs, index) in window.cameraTap, and the
-// longest stall: the most capture time that passed between two frames it
-// saw beyond what their indexes account for. Frames it misses do not
-// matter: the indexes say how far the file played.
+// that reads the stamp of every frame it gets. Between two frames it saw,
+// the file played (their indexes apart) / fps over (their capture times
+// apart); window.cameraTap sums both, but for pauses (capture time beyond
+// what the indexes account for) over pauseLimit, which it counts apart,
+// and keeps the longest pause. Frames it misses do not matter: the indexes
+// say how far the file played.
 var cameraTap = fmt.Sprintf(`(() => {
-	const bits = %d, bw = %d, bh = %d, frameUs = 1e6 / %d;
-	window.cameraTap = { frames: 0, first: null, last: null, stallUs: 0 };
+	const bits = %d, bw = %d, bh = %d, frameUs = 1e6 / %d, pauseLimitUs = %d;
+	window.cameraTap = { frames: 0, last: null, fileUs: 0, clockUs: 0, pausedUs: 0, longestPauseUs: 0 };
 	const media = navigator.mediaDevices;
 	const open = media.getUserMedia.bind(media);
 	media.getUserMedia = async (constraints) => {
@@ -183,14 +193,23 @@ var cameraTap = fmt.Sprintf(`(() => {
 				const tap = window.cameraTap;
 				if (tap.frozen) continue;
 				tap.frames++;
-				if (!tap.first) tap.first = seen;
-				if (tap.last) tap.stallUs = Math.max(tap.stallUs, seen[0] - tap.last[0] - (seen[1] - tap.last[1]) * frameUs);
+				if (tap.last) {
+					const clockUs = seen[0] - tap.last[0], fileUs = (seen[1] - tap.last[1]) * frameUs;
+					const pauseUs = clockUs - fileUs;
+					tap.longestPauseUs = Math.max(tap.longestPauseUs, pauseUs);
+					if (pauseUs > pauseLimitUs) {
+						tap.pausedUs += clockUs;
+					} else {
+						tap.clockUs += clockUs;
+						tap.fileUs += fileUs;
+					}
+				}
 				tap.last = seen;
 			}
 		})();
 		return stream;
 	};
-})()`, stampBits, stampWidth, stampHeight, cameraFPS)
+})()`, stampBits, stampWidth, stampHeight, cameraFPS, pauseLimit.Microseconds())
 
 // tapCamera installs cameraTap in every page the browser loads.
 func tapCamera(t *testing.T, b *browser) {
@@ -206,29 +225,30 @@ func tapCamera(t *testing.T, b *browser) {
 // playback is how the camera's file played in the page, from the first
 // frame the tap saw to the last before it froze.
 type playback struct {
-	speed  float64       // file seconds per capture-time second: 1 on an idle machine
-	frames int           // frames the tap saw
-	stall  time.Duration // the longest stall
+	speed   float64       // file seconds per capture-time second, pauses left out: 1 on an idle machine
+	frames  int           // frames the tap saw
+	paused  time.Duration // time in pauses over pauseLimit
+	longest time.Duration // the longest pause, of any length
 }
 
 func (p playback) String() string {
-	return fmt.Sprintf("played at %.3fx, %d frames seen, longest stall %v", p.speed, p.frames, p.stall.Round(time.Millisecond))
+	return fmt.Sprintf("played at %.3fx, %d frames seen, longest pause %v, %v in pauses over %v",
+		p.speed, p.frames, p.longest.Round(time.Millisecond), p.paused.Round(time.Millisecond), pauseLimit)
 }
 
 func cameraPlayback(t *testing.T, b *browser) playback {
 	t.Helper()
 	tap := eval[struct {
-		Frames      int
-		First, Last [2]float64
-		StallUs     float64
+		Frames                                    int
+		FileUs, ClockUs, PausedUs, LongestPauseUs float64
 	}](t, b, `window.cameraTap`)
-	span := (tap.Last[0] - tap.First[0]) / 1e6
-	if tap.Frames < 2 || span <= 0 || tap.Last[1] <= tap.First[1] {
-		t.Fatalf("the camera tap saw %d frames: first %v, last %v", tap.Frames, tap.First, tap.Last)
+	if tap.Frames < 2 || tap.ClockUs <= 0 || tap.FileUs <= 0 {
+		t.Fatalf("the camera tap saw %d frames, the file played %.0f µs in %.0f µs", tap.Frames, tap.FileUs, tap.ClockUs)
 	}
 	return playback{
-		speed:  (tap.Last[1] - tap.First[1]) / cameraFPS / span,
-		frames: tap.Frames,
-		stall:  time.Duration(tap.StallUs) * time.Microsecond,
+		speed:   tap.FileUs / tap.ClockUs,
+		frames:  tap.Frames,
+		paused:  time.Duration(tap.PausedUs) * time.Microsecond,
+		longest: time.Duration(tap.LongestPauseUs) * time.Microsecond,
 	}
 }
