@@ -89,7 +89,9 @@ export class FrameSampler {
     this.track = track;
     this.maxSide = maxSide;
     this.intervalMs = 1000 / maxFps;
-    this.maxStride = Math.max(1, Math.floor(maxFps / minFps));
+    // The stride counts frames of the camera: one of 15 a second is never thinned.
+    const cameraFps = (track && track.getSettings && track.getSettings().frameRate) || maxFps;
+    this.maxStride = Math.max(1, Math.floor(Math.min(maxFps, cameraFps) / minFps));
     this.quality = quality;
     this.canvases = Array.from({ length: encoders }, () => document.createElement('canvas'));
     this.busy = 0; // canvases encoding now
