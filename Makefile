@@ -20,9 +20,17 @@ deps-test:
 run: deps-run build
 	./$(BIN) serve --dev
 
-## test: every test, with the race detector; installs ffmpeg and chromium when missing
+## test: every test, with the race detector; installs ffmpeg and chromium when missing.
+## The tests run in a private network namespace (scripts/netns.sh): the browser tests
+## reach nothing beyond loopback. The modules, the server and the clip generator are
+## fetched and built first, and inside, GOPROXY=off makes any need of the network an
+## error. Screenshots of the browser tests go to scripts/out/e2e.
 test: deps-test
-	$(GO) test -race -timeout 20m ./...
+	$(GO) mod download
+	$(GO) build -o bin/pulsewire ./cmd/pulsewire
+	$(GO) build -o bin/synth ./scripts/synth
+	PULSEWIRE_BINARY=$(CURDIR)/bin/pulsewire PULSEWIRE_SYNTH=$(CURDIR)/bin/synth GOPROXY=off \
+		scripts/netns.sh $(GO) test -race -timeout 20m ./...
 
 ## check: formatting, vet and staticcheck (pinned)
 check:

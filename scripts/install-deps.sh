@@ -2,7 +2,7 @@
 # Installs the Debian packages PulseWire runs or tests with, only when a
 # command they provide is missing. Usage: install-deps.sh run|test
 #   run:  ffmpeg (video decoding), heif-convert (HEIC images)
-#   test: the above plus chromium (browser end-to-end tests)
+#   test: the above plus chromium (browser end-to-end tests) and iproute2 (their network namespace)
 set -euo pipefail
 
 need=()
@@ -10,6 +10,7 @@ command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
 command -v heif-convert >/dev/null 2>&1 || need+=(libheif-examples)
 if [ "${1:-run}" = test ]; then
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
+	command -v ip >/dev/null 2>&1 || need+=(iproute2) # scripts/netns.sh
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 

@@ -174,10 +174,15 @@ func (s *server) open(ctx context.Context) error {
 }
 
 // mountedRoutes are the routes served beside the API on an environment's
-// listener: the session server's (GET /sessions, POST /sessions/whip) and,
-// with --dev, the demo page belong here.
-func mountedRoutes(_ *control.Service, sessions *session.Server, _ *serveConfig) []control.Route {
-	return sessions.Routes()
+// listener: the session server's (GET /sessions, POST /sessions/whip), the
+// widget's files (GET /widget/...) and, with --dev only, the demo page and
+// its token route.
+func mountedRoutes(svc *control.Service, sessions *session.Server, cfg *serveConfig) []control.Route {
+	routes := append(sessions.Routes(), widgetRoutes()...)
+	if cfg.dev {
+		routes = append(routes, demoRoutes(svc)...)
+	}
+	return routes
 }
 
 // serve answers requests until ctx ends, then stops accepting, lets the
@@ -234,6 +239,7 @@ PulseWire is running (dev mode).
   Production  http://%[1]s
   Test        http://%[2]s
   Data        %[3]s
+  Demo page   http://%[1]s/ (measure yourself with this computer's camera)
 
 Next steps, in another terminal:
   1. Create a client on Test and keep its API key (shown once):

@@ -18,10 +18,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/pulsewire/pulsewire/control"
-	"github.com/pulsewire/pulsewire/dsp/face"
-	"github.com/pulsewire/pulsewire/session"
 )
 
 // binary is the pulsewire binary the end-to-end tests run, built once.
@@ -40,8 +36,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// buildBinary builds the pulsewire binary once per test run, or takes the
+// one PULSEWIRE_BINARY names: make test builds it before the tests enter
+// their network namespace.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	if p := os.Getenv("PULSEWIRE_BINARY"); p != "" {
+		return p
+	}
 	binary.once.Do(func() {
 		if binary.dir, binary.err = os.MkdirTemp("", "pulsewire-e2e"); binary.err != nil {
 			return
@@ -84,11 +86,12 @@ type serverProc struct {
 	done       chan error
 }
 
-// startServer runs the binary's serve --dev on free loopback ports over
-// dataDir and waits until both environments listen.
-func startServer(t *testing.T, bin, dataDir string) *serverProc {
+// startServer runs the binary's serve --dev, with more flags if given, on
+// free loopback ports over dataDir and waits until both environments listen.
+func startServer(t *testing.T, bin, dataDir string, flags ...string) *serverProc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--dev", "--log-format", "json", "--addr", "127.0.0.1:0", "--data-dir", dataDir)
+	args := append([]string{"serve", "--dev", "--log-format", "json", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, flags...)
+	cmd := exec.Command(bin, args...)
 	// The Test address comes from the environment, as a deployment may set it.
 	cmd.Env = append(os.Environ(), "PULSEWIRE_TEST_ADDR=127.0.0.1:0")
 	p := &serverProc{cmd: cmd, out: &lockedBuffer{}, done: make(chan error, 1)}
@@ -368,21 +371,8 @@ func TestKillLosesNoAnsweredWrite(t *testing.T) {
 // routes included, against the OpenAPI document.
 func TestServedRoutesAreDocumented(t *testing.T) {
 	for _, dev := range []bool{false, true} {
-		svc, db, err := openEnvironment(context.Background(), t.TempDir(), control.Production, time.UTC)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cascade, err := face.LoadCascade()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sessions, err := session.NewServer(svc, session.Options{Cascade: cascade})
-		if err != nil {
-			t.Fatal(err)
-		}
-		api := control.NewAPI(svc, control.Options{Routes: mountedRoutes(svc, sessions, &serveConfig{dev: dev})})
+		_, api := servedAPI(t, dev)
 		diffs, err := api.Undocumented()
-		db.Close()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/storage"
+	"github.com/pulsewire/pulsewire/web"
+)
+
+// widgetRoutes serve the browser widget's files on every listener, in
+// every mode: a company's page imports /widget/pulsewire.js.
+func widgetRoutes() []control.Route {
+	h := web.Widget()
+	return []control.Route{
+		{Method: http.MethodGet, Path: "/widget/:file", Handler: h, Internal: true},
+		{Method: http.MethodHead, Path: "/widget/:file", Handler: h, Internal: true},
+	}
+}
+
+// demoRoutes serve the demo page and mint its tokens. Only --dev mounts
+// them: a production server has no route that mints a token without an
+// API key.
+func demoRoutes(svc *control.Service) []control.Route {
+	page := web.Demo()
+	return []control.Route{
+		{Method: http.MethodGet, Path: "/", Handler: page, Internal: true},
+		{Method: http.MethodHead, Path: "/", Handler: page, Internal: true},
+		{Method: http.MethodGet, Path: "/demo/:file", Handler: page, Internal: true},
+		{Method: http.MethodHead, Path: "/demo/:file", Handler: page, Internal: true},
+		{Method: http.MethodPost, Path: web.DemoTokenPath, Handler: &demoTokens{svc: svc}, Internal: true},
+	}
+}
+
+// demoClientName names the client whose tokens the demo page uses. The
+// dev server creates it in the environment's database the first time a
+// token is asked for, through the control service as any client is, and
+// keeps no key: tokens are minted by the service directly.
+const demoClientName = "demo page (pulsewire serve --dev)"
+
+// demoTokenDuration is long enough for a person to allow the camera and be
+// measured, short enough that a token left in a tab is soon worthless.
+const demoTokenDuration = "10m"
+
+// demoChains are the permissions the demo page may ask for, by chain.
+var demoChains = map[string]string{"scan": control.PermissionScan, "realtime": control.PermissionRealtime}
+
+// demoTokens answers POST /demo/access-tokens?chain=scan|realtime with a
+// new token of the demo client, as POST /access-tokens answers (SPEC 2.1):
+// one permission for the chain, maxSessions 1, as SPEC 5.5 advises for
+// every measurement.
+type demoTokens struct {
+	svc *control.Service
+	mu  sync.Mutex // serialises finding or creating the demo client
+}
+
+func (d *demoTokens) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	permission, ok := demoChains[r.URL.Query().Get("chain")]
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "message": []string{"chain must be scan or realtime"}, "error": "Bad Request"})
+		return
+	}
+	t, err := d.mint(r.Context(), permission)
+	if err != nil {
+		control.RequestLogger(r.Context()).Error("demo token", "err", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"statusCode": 500, "message": "Internal server error"})
+		return
+	}
+	writeJSON(w, http.StatusCreated, newDemoToken(t))
+}
+
+func (d *demoTokens) mint(ctx context.Context, permission string) (control.CreatedToken, error) {
+	client, err := d.client(ctx)
+	if err != nil {
+		return control.CreatedToken{}, err
+	}
+	body := fmt.Sprintf(`{"description":"demo page","permissions":[{"name":%q,"maxSessions":1}],"duration":%q}`, permission, demoTokenDuration)
+	req, err := control.ParseTokenRequest([]byte(body))
+	if err != nil {
+		return control.CreatedToken{}, err
+	}
+	return d.svc.CreateToken(ctx, client, req)
+}
+
+// client finds the active demo client, or creates it. An operator may
+// deactivate it like any client; the next token then goes to a new one.
+func (d *demoTokens) client(ctx context.Context) (storage.Client, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	clients, err := d.svc.Clients(ctx)
+	if err != nil {
+		return storage.Client{}, err
+	}
+	for _, c := range clients {
+		if c.Name == demoClientName && c.Active {
+			return c, nil
+		}
+	}
+	c, _, err := d.svc.CreateClient(ctx, control.NewClient{Name: demoClientName}) // the key is not needed, so not kept
+	return c, err
+}
+
+// demoToken is the token creation response of SPEC 2.1, which a company's
+// token endpoint may relay verbatim: the demo page gets exactly that, and
+// the widget takes its value, never its id.
+type demoToken struct {
+	ID          string           `json:"id"`
+	Value       string           `json:"value"`
+	Description *string          `json:"description"`
+	Permissions []map[string]any `json:"permissions"`
+	ExpiresAt   string           `json:"expiresAt"`
+	CreatedAt   string           `json:"createdAt"`
+}
+
+func newDemoToken(t control.CreatedToken) demoToken {
+	const iso = "2006-01-02T15:04:05.000Z"
+	v := demoToken{ID: t.ID, Value: t.Value, Description: t.Description,
+		ExpiresAt: t.ExpiresAt.UTC().Format(iso), CreatedAt: t.CreatedAt.UTC().Format(iso)}
+	for _, p := range t.Permissions {
+		v.Permissions = append(v.Permissions, map[string]any{"name": p.Name, "maxSessions": p.MaxSessions})
+	}
+	return v
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

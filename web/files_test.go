@@ -1,0 +1,120 @@
+package web
+
+import (
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func get(t *testing.T, h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(method, target, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestWidgetFiles(t *testing.T) {
+	h := Widget()
+	tests := []struct {
+		name, target, contentType string
+		status                    int
+	}{
+		{"entry module", WidgetEntry, "text/javascript; charset=utf-8", 200},
+		{"sibling module", "/widget/view.js", "text/javascript; charset=utf-8", 200},
+		{"style sheet", "/widget/widget.css", "text/css; charset=utf-8", 200},
+		{"unknown file", "/widget/nope.js", "application/json; charset=utf-8", 404},
+		{"demo file is not a widget file", "/widget/demo.js", "application/json; charset=utf-8", 404},
+		{"no traversal", "/widget/../demo/index.html", "application/json; charset=utf-8", 404},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := get(t, h, "GET", tc.target)
+			if w.Code != tc.status || w.Header().Get("Content-Type") != tc.contentType {
+				t.Fatalf("%d %q, want %d %q", w.Code, w.Header().Get("Content-Type"), tc.status, tc.contentType)
+			}
+			if tc.status != 200 {
+				if w.Body.String() != `{"message":"Not Found","statusCode":404}` {
+					t.Errorf("404 body %q", w.Body)
+				}
+				return
+			}
+			for k, want := range map[string]string{
+				"Cache-Control":               "public, no-cache",
+				"Access-Control-Allow-Origin": "*",
+				"X-Content-Type-Options":      "nosniff",
+			} {
+				if got := w.Header().Get(k); got != want {
+					t.Errorf("%s: %q, want %q", k, got, want)
+				}
+			}
+			etag := w.Header().Get("ETag")
+			if !strings.HasPrefix(etag, `"`) || w.Body.Len() == 0 {
+				t.Fatalf("ETag %q, %d bytes", etag, w.Body.Len())
+			}
+			// A cache that holds the file revalidates it for nothing.
+			if w := get(t, h, "GET", tc.target, "If-None-Match", etag); w.Code != http.StatusNotModified || w.Body.Len() != 0 {
+				t.Errorf("revalidation: %d with %d bytes", w.Code, w.Body.Len())
+			}
+			if w := get(t, h, "GET", tc.target, "If-None-Match", `"stale"`); w.Code != 200 {
+				t.Errorf("a stale ETag: %d", w.Code)
+			}
+			if w := get(t, h, "HEAD", tc.target); w.Code != 200 || w.Body.Len() != 0 {
+				t.Errorf("HEAD: %d with %d bytes", w.Code, w.Body.Len())
+			}
+		})
+	}
+}
+
+func TestDemoFiles(t *testing.T) {
+	h := Demo()
+	tests := []struct {
+		name, target, contains string
+		status                 int
+	}{
+		{"page", "/", `<div id="widget">`, 200},
+		{"script", "/demo/demo.js", "PulseWire.mount", 200},
+		{"style", "/demo/demo.css", "body", 200},
+		{"unknown", "/demo/secret.txt", "Not Found", 404},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := get(t, h, "GET", tc.target)
+			if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.contains) {
+				t.Fatalf("%d %q", w.Code, w.Body)
+			}
+			if tc.status == 200 && !strings.Contains(w.Header().Get("Content-Security-Policy"), "default-src 'self'") {
+				t.Errorf("CSP %q", w.Header().Get("Content-Security-Policy"))
+			}
+		})
+	}
+}
+
+// TestNoOutsideReferences keeps the widget and the demo free of other
+// origins: no CDN, no web font, no absolute URL to anywhere. The widget
+// reaches its server only through URLs built from its own address.
+func TestNoOutsideReferences(t *testing.T) {
+	err := fs.WalkDir(embedded, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := fs.ReadFile(embedded, path)
+		for _, bad := range []string{"http://", "https://", "//cdn", "@import", "fonts.googleapis", "url("} {
+			for i, line := range strings.Split(string(b), "\n") {
+				// The module's usage comment shows a company's page importing it.
+				if strings.Contains(line, bad) && !strings.HasPrefix(strings.TrimSpace(line), "//") && !strings.Contains(line, "svgNS") {
+					t.Errorf("%s:%d refers outside: %s", path, i+1, strings.TrimSpace(line))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
