@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -29,10 +30,15 @@ func TestHandshakeRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranValue, _ := e.mint(scanOnce())
-	c := e.dial()
-	openSession(t, c, openMessage(ranValue, Scan, map[string]any{"measureId": ran.ID}))
-	c.Close(websocket.StatusNormalClosure, "")
+	// Ended through the run service, not a session: a session left open
+	// would give its measure back (created again) once it went idle.
+	run, err := e.svc.StartRun(ctx, e.client, control.RunOf{MeasureID: ran.ID}, storage.KindRPPG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.End(ctx, dsp.Result{}); err != nil {
+		t.Fatal(err)
+	}
 	theirs, err := other.svc.CreateMeasure(ctx, other.client, storage.NewMeasure{})
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +118,7 @@ func TestHandshakeRefusals(t *testing.T) {
 	for _, b := range bad {
 		freshValues = append(freshValues, b.value)
 	}
-	for _, v := range append(freshValues, scanValue, rtValue, ranValue) {
+	for _, v := range append(freshValues, scanValue, rtValue) {
 		if strings.Contains(e.logs.String(), v) {
 			t.Fatal("a token value is in the log")
 		}
