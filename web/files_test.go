@@ -27,6 +27,7 @@ func TestWidgetFiles(t *testing.T) {
 	}{
 		{"entry module", WidgetEntry, "text/javascript; charset=utf-8", 200},
 		{"sibling module", "/widget/view.js", "text/javascript; charset=utf-8", 200},
+		{"encoding worker", "/widget/encoder.js", "text/javascript; charset=utf-8", 200},
 		{"style sheet", "/widget/widget.css", "text/css; charset=utf-8", 200},
 		{"unknown file", "/widget/nope.js", "application/json; charset=utf-8", 404},
 		{"demo file is not a widget file", "/widget/demo.js", "application/json; charset=utf-8", 404},

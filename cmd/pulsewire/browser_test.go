@@ -204,21 +204,26 @@ func TestWidgetModules(t *testing.T) {
 		t.Errorf("a token from the demo route: %q", minted)
 	}
 
-	// The fake camera through two samplers, one at the default 30 frames
-	// a second at most, one capped at 8, until each has sent 6 frames: the
-	// size, the header, and the capture times, which must rise and respect
-	// the cap. How fast the frames come depends on the machine's load (at a
-	// load of 13 on 2 cores the capped one sent 3 in 2 s), so the samplers
-	// get up to 20 s; the rate itself is measured by the end-to-end runs.
+	// The fake camera through three samplers, until each has sent 6
+	// frames: one at the default 30 frames a second at most, which encodes
+	// in a worker fed by the camera track; one whose worker gets the video
+	// element's pictures; and one capped at 8 that encodes on the page (the
+	// fallback where a browser has no worker or OffscreenCanvas). Checked:
+	// the path taken, the size, the header, and the capture times, which
+	// must rise and respect the cap. How fast the frames come depends on
+	// the machine's load (at a load of 13 on 2 cores the capped one sent 3
+	// in 2 s), so the samplers get up to 20 s; the rate itself is measured
+	// by the end-to-end runs.
 	type sampled struct {
+		Mode                 string
 		Count, Width, Height int
 		JPEG                 bool
 		MinGapMs, MeanGapMs  float64
 		HeaderUs, FirstUs    float64
 	}
 	var frames struct {
-		CameraFPS     float64
-		Default, Slow sampled
+		CameraFPS            float64
+		Default, Video, Slow sampled
 	}
 	raw := eval[json.RawMessage](t, b, `(async () => {
 		const { openCamera, stopCamera, FrameSampler, frameMessage } = await import('/widget/camera.js');
@@ -241,24 +246,27 @@ func TestWidgetModules(t *testing.T) {
 			s.stop();
 			const gaps = times.slice(1).map((t, i) => (t - times[i]) / 1000);
 			return {
-				count: times.length, width: s.canvas.width, height: s.canvas.height,
+				mode: s.mode, count: times.length, width: s.width, height: s.height,
 				jpeg: !!first && first.msg[8] === 0xff && first.msg[9] === 0xd8,
 				minGapMs: Math.min(...gaps), meanGapMs: gaps.reduce((a, b) => a + b, 0) / gaps.length,
 				headerUs: first ? Number(new DataView(first.msg.buffer).getBigUint64(0)) : -1, firstUs: first ? Math.round(first.us) : -2,
 			};
 		};
 		const track = stream.getVideoTracks()[0];
-		const [def, slow] = await Promise.all([run(track, {}), run(track.clone(), { maxFps: 8 })]);
+		const [def, vid, slow] = await Promise.all([run(track, {}), run(track.clone(), { processor: false }),
+			run(track.clone(), { maxFps: 8, worker: false })]);
 		const cameraFps = track.getSettings().frameRate;
 		stopCamera(stream);
-		return { cameraFps, default: def, slow };
+		return { cameraFps, default: def, video: vid, slow };
 	})()`)
 	if err := json.Unmarshal(raw, &frames); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("sampler: %+v", frames)
-	for name, f := range map[string]sampled{"default": frames.Default, "8 fps": frames.Slow} {
+	for name, f := range map[string]sampled{"worker-track": frames.Default, "worker-frames": frames.Video, "page": frames.Slow} {
 		switch {
+		case f.Mode != name:
+			t.Errorf("%s: the sampler took the %q path", name, f.Mode)
 		case f.Width != 320 || f.Height != 240:
 			t.Errorf("%s: frames of %dx%d from 640x480, want 320x240", name, f.Width, f.Height)
 		case !f.JPEG:

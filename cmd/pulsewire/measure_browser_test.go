@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -130,6 +131,7 @@ func TestWidgetMeasures(t *testing.T) {
 				t.Fatalf("the widget failed: %+v", *st.Error)
 			}
 			var m struct {
+				ID        string
 				Status    string
 				Variables struct {
 					HR struct {
@@ -141,6 +143,7 @@ func TestWidgetMeasures(t *testing.T) {
 			if err := json.Unmarshal(st.Result, &m); err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("%s: the server %s", tc.transport, sessionLog(srv, m.ID))
 			hr := m.Variables.HR
 			if m.Status != "ended" || hr.Value == nil {
 				t.Fatalf("a result without hr: %s", st.Result)
@@ -209,6 +212,24 @@ func TestWidgetMeasures(t *testing.T) {
 		}
 		t.Logf("realtime: hr %.1f bpm (truth %.1f) after %d vitals messages", m.Variables.HR.Value.Mean, trueHR, st.Vitals)
 	})
+}
+
+// sessionLog is what the server's log says of the session of measure id
+// when it measured: the frames received and dropped, the seconds covered,
+// the conformity.
+func sessionLog(srv *serverProc, id string) string {
+	sc := bufio.NewScanner(strings.NewReader(srv.out.String()))
+	for sc.Scan() {
+		var line struct {
+			Msg, Measure, Conformity string
+			Frames, Dropped          int
+			Seconds                  float64
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "session measured" && line.Measure == id {
+			return fmt.Sprintf("received %d frames (dropped %d) over %.1f s, conformity %q", line.Frames, line.Dropped, line.Seconds, line.Conformity)
+		}
+	}
+	return "did not log the session"
 }
 
 // TestWidgetSessionErrors: a token for the other chain is refused, over

@@ -2,6 +2,7 @@
 // for the WebSocket transport.
 
 import { cameraError, codes, PulseWireError } from './errors.js';
+import { drawScaled, eachFrame, encoders, maxStride, Pacer } from './pacing.js';
 
 /**
  * openCamera asks for the front camera. 640x480 at 30 frames per second
@@ -47,82 +48,156 @@ export function frameMessage(captureUs, jpeg) {
   return new Blob([header, jpeg]);
 }
 
-/**
- * adaptEveryMs is how often the sampler looks at its drops; when more than
- * adaptDropShare of the frames it meant to send were dropped (the phone or
- * the link cannot keep up), it keeps one frame in `stride` for the rest of
- * the session, up to maxStride. Regular frames at 15 a second serve the
- * pulse better than 25 a second with random gaps, which the analysis
- * refuses (CONFORMITY_LOW_FPS below 80% of the frames the median rate
- * promises).
- */
-const adaptEveryMs = 2000;
-const adaptDropShare = 0.15;
-
-/** minFps: the stride never takes the frame rate below it (the analysis needs 12). */
-const minFps = 15;
+/** workerReadyMs bounds the wait for the encoding worker to start; after it the page encodes. */
+const workerReadyMs = 3000;
 
 /**
- * encoders is how many frames may be encoding at once: two absorb the
- * jitter of a busy page (an encoding that takes a little longer than a
- * frame interval) without building a queue.
+ * startEncoder starts the encoding worker (encoder.js) and resolves with
+ * it once it can encode, or with null where it cannot: no module Worker or
+ * OffscreenCanvas, a Content-Security-Policy that forbids it, a worker
+ * that fails to load. A page of another origin (the company's) may not
+ * start a worker from our URL; it starts one from a blob: URL of its own
+ * that imports ours (served with CORS).
  */
-const encoders = 2;
+function startEncoder() {
+  if (typeof Worker !== 'function' || typeof OffscreenCanvas !== 'function' || !OffscreenCanvas.prototype.convertToBlob) {
+    return Promise.resolve(null);
+  }
+  const url = new URL('./encoder.js', import.meta.url);
+  let blobURL = '';
+  let worker;
+  try {
+    if (url.origin === self.location.origin) {
+      worker = new Worker(url, { type: 'module' });
+    } else {
+      blobURL = URL.createObjectURL(new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' }));
+      worker = new Worker(blobURL, { type: 'module' });
+    }
+  } catch {
+    if (blobURL) URL.revokeObjectURL(blobURL);
+    return Promise.resolve(null);
+  }
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      clearTimeout(timer);
+      worker.onmessage = null;
+      worker.onerror = null;
+      if (blobURL) URL.revokeObjectURL(blobURL);
+      if (!ok) worker.terminate();
+      resolve(ok ? worker : null);
+    };
+    const timer = setTimeout(() => done(false), workerReadyMs);
+    worker.onmessage = (ev) => done(ev.data && ev.data.type === 'ready');
+    worker.onerror = () => done(false);
+  });
+}
 
 /**
  * FrameSampler turns camera frames into JPEG pictures of at most maxSide
  * pixels on the long side (320x240 from a 4:3 camera), at most maxFps a
- * second. It never queues: a frame that comes while the previous one is
- * still being encoded, or while canSend() says the link is busy, is dropped
- * and counted. So a slow link or a slow phone lowers the frame rate instead
- * of delaying every frame, and the capture times stay true.
+ * second. It never queues: a frame that comes while two are still being
+ * encoded, or while canSend() says the link is busy, is dropped and
+ * counted. So a slow link or a slow phone lowers the frame rate instead of
+ * delaying every frame, and the capture times stay true.
  *
- * Frames come from a MediaStreamTrackProcessor where the browser has one
- * (Chromium): it hands over every camera frame with its capture time, even
- * when the page is busy drawing. Elsewhere they come from the video
- * element's requestVideoFrameCallback, which skips frames the page did not
- * get to paint.
+ * The encoding runs in a worker (encoder.js) where the browser can: a page
+ * busy drawing, or a phone's slow CPU, delayed the encoders on the page's
+ * thread until frames were dropped or came late. Frames come from a
+ * MediaStreamTrackProcessor where the browser has one (Chromium): it hands
+ * over every camera frame with its capture time, and its stream goes to the
+ * worker, so the page's thread only sends what comes back. Elsewhere they
+ * come from the video element's requestVideoFrameCallback (which skips
+ * frames the page did not get to paint) and go to the worker as
+ * ImageBitmaps. Without a worker the page encodes them on canvases.
+ *
+ * Options: maxSide, maxFps, quality; worker: false and processor: false
+ * turn those paths off (for tests and comparisons).
  */
 export class FrameSampler {
-  constructor(video, track, { maxSide = 320, maxFps = 30, quality = 0.85 } = {}) {
+  constructor(video, track, { maxSide = 320, maxFps = 30, quality = 0.85, worker = true, processor = true } = {}) {
     this.video = video;
     this.track = track;
     this.maxSide = maxSide;
-    this.intervalMs = 1000 / maxFps;
-    // The stride counts frames of the camera: one of 15 a second is never thinned.
-    const cameraFps = (track && track.getSettings && track.getSettings().frameRate) || maxFps;
-    this.maxStride = Math.max(1, Math.floor(Math.min(maxFps, cameraFps) / minFps));
     this.quality = quality;
-    this.canvases = Array.from({ length: encoders }, () => document.createElement('canvas'));
-    this.busy = 0; // canvases encoding now
+    this.useWorker = worker;
+    this.useProcessor = processor && typeof MediaStreamTrackProcessor === 'function' && !!track;
+    // The stride counts frames of the camera.
+    const cameraFps = track && track.getSettings && track.getSettings().frameRate;
+    this.pacer = new Pacer({ intervalMs: 1000 / maxFps, maxStride: maxStride(maxFps, cameraFps) });
+    this.canvases = [];
+    this.busy = 0; // frames encoding now (on the page or sent to the worker)
     this.running = false;
-    this.lastMs = -Infinity; // capture time of the last frame kept
-    this.sentMs = -Infinity; // and of the last one sent
-    this.stride = 1;
-    this.sent = 0;
-    this.dropped = 0;
-    this.window = { startMs: -1, kept: 0, dropped: 0 };
+    this.worker = null;
+    this.workerDropped = 0;
+    this.waiting = new Map(); // id -> resolve, of frames the worker encodes
+    this.nextId = 0;
+    this.mode = ''; // 'worker-track', 'worker-frames' or 'page', once started
+    this.width = 0; // of the last frame sent
+    this.height = 0;
   }
 
-  /** canvas is the first canvas, which shows the size of the frames sent. */
-  get canvas() {
-    return this.canvases[0];
+  get sent() {
+    return this.pacer.sent;
+  }
+
+  get dropped() {
+    return this.pacer.dropped + this.workerDropped;
   }
 
   /**
    * start calls send(captureUs, jpegBlob) for each kept frame, while
    * canSend() is true. captureUs is on the camera's clock (any origin).
+   * It resolves once frames flow.
    */
-  start(canSend, send) {
+  async start(canSend, send) {
     this.running = true;
     this.canSend = canSend;
     this.send = send;
-    if (typeof MediaStreamTrackProcessor === 'function' && this.track) this.pump();
+    const worker = this.useWorker ? await startEncoder() : null;
+    if (!this.running) {
+      if (worker) worker.terminate();
+      return;
+    }
+    if (worker) {
+      this.worker = worker;
+      worker.onmessage = (ev) => this.fromWorker(ev.data);
+      if (this.useProcessor && this.giveTrack()) return;
+      // The page's VideoFrames must be closed at once; the video's
+      // pictures can become ImageBitmaps at leisure.
+      this.useProcessor = false;
+      this.mode = 'worker-frames';
+    } else {
+      this.mode = 'page';
+      this.canvases = Array.from({ length: encoders }, () => document.createElement('canvas'));
+    }
+    if (this.useProcessor) this.pump();
     else this.schedule();
+  }
+
+  // giveTrack hands the camera's frames to the worker, which paces and
+  // encodes them; false where the stream cannot be transferred.
+  giveTrack() {
+    let readable;
+    try {
+      readable = new MediaStreamTrackProcessor({ track: this.track }).readable;
+      this.worker.postMessage({
+        type: 'track', readable, maxSide: this.maxSide, quality: this.quality,
+        intervalMs: this.pacer.intervalMs, maxStride: this.pacer.maxStride,
+      }, [readable]);
+    } catch {
+      if (readable) readable.cancel().catch(() => {});
+      return false;
+    }
+    this.mode = 'worker-track';
+    return true;
   }
 
   stop() {
     this.running = false;
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+    this.waiting.forEach((resolve) => resolve(null));
+    this.waiting.clear();
     if (this.reader) this.reader.cancel().catch(() => {});
     if (this.handle !== undefined) {
       if (this.video.cancelVideoFrameCallback) this.video.cancelVideoFrameCallback(this.handle);
@@ -131,25 +206,33 @@ export class FrameSampler {
     }
   }
 
-  // pump reads every frame of the track; VideoFrame.timestamp is its
-  // capture time in microseconds.
-  async pump() {
-    this.reader = new MediaStreamTrackProcessor({ track: this.track }).readable.getReader();
-    while (this.running) {
-      let frame;
-      try {
-        const next = await this.reader.read();
-        if (next.done) return;
-        frame = next.value;
-      } catch {
-        return; // the track ended or the reader was cancelled
+  fromWorker(msg) {
+    switch (msg.type) {
+      case 'jpeg': {
+        // The worker keeps the order and the pace; the page only sees that
+        // the link is free.
+        const sent = this.running && this.canSend();
+        if (this.worker) this.worker.postMessage({ type: 'ack', sent });
+        this.workerDropped = msg.dropped + (sent ? 0 : 1); // the worker counts a frame the page drops
+        if (!sent) return;
+        this.width = msg.width;
+        this.height = msg.height;
+        this.pacer.markSent(msg.atMs);
+        this.send(msg.atMs * 1000, msg.blob);
+        return;
       }
-      try {
-        if (this.running) this.offer(frame, frame.displayWidth, frame.displayHeight, frame.timestamp / 1000);
-      } finally {
-        frame.close(); // a camera has a few frame buffers: give each back at once
+      case 'encoded': {
+        const resolve = this.waiting.get(msg.id);
+        this.waiting.delete(msg.id);
+        if (resolve) resolve(msg.blob ? msg : null);
       }
     }
+  }
+
+  // pump reads every frame of the track on the page's thread.
+  pump() {
+    this.reader = new MediaStreamTrackProcessor({ track: this.track }).readable.getReader();
+    eachFrame(this.reader, () => this.running, (frame, w, h, atMs) => this.offer(frame, w, h, atMs));
   }
 
   schedule() {
@@ -165,70 +248,59 @@ export class FrameSampler {
         this.handle = undefined;
         this.schedule();
         this.offer(this.video, this.video.videoWidth, this.video.videoHeight, performance.now());
-      }, this.intervalMs / 2);
+      }, this.pacer.intervalMs / 2);
     }
   }
 
   // offer takes one camera frame (w x h pixels, taken at atMs) unless it
-  // comes too soon after the last one kept, or the sampler or the link is
-  // busy.
+  // comes too soon after the last one kept, or the encoders or the link
+  // are busy.
   offer(source, w, h, atMs) {
-    if (!this.running || !w || !h) return;
-    // A little slack, for the jitter of frame times.
-    if (atMs - this.lastMs < this.stride * this.intervalMs - 4) return;
-    this.adapt(atMs);
-    if (this.busy === this.canvases.length || !this.canSend()) {
-      this.drop();
+    if (!this.running || !w || !h || !this.pacer.due(atMs)) return;
+    if (this.busy === encoders || !this.canSend()) {
+      this.pacer.drop();
       return;
     }
-    this.lastMs = atMs;
-    this.window.kept++;
-    const canvas = this.canvases.find((c) => !c.encoding);
-    this.draw(canvas, source, w, h);
-    canvas.encoding = true;
+    this.pacer.keep(atMs);
     this.busy++;
-    canvas.toBlob((blob) => {
-      canvas.encoding = false;
+    const encoded = this.worker ? this.encodeInWorker(source) : this.encodeOnPage(source, w, h);
+    encoded.then((out) => {
       this.busy--;
-      if (!blob || !this.running) return;
+      if (!out || !this.running) return;
       // In capture order only, and only onto an idle link.
-      if (atMs <= this.sentMs || !this.canSend()) {
-        this.drop();
+      if (!this.pacer.sendable(atMs) || !this.canSend()) {
+        this.pacer.drop();
         return;
       }
-      this.sentMs = atMs;
-      this.sent++;
-      this.send(atMs * 1000, blob);
-    }, 'image/jpeg', this.quality);
+      this.width = out.width;
+      this.height = out.height;
+      this.pacer.markSent(atMs);
+      this.send(atMs * 1000, out.blob);
+    });
   }
 
-  drop() {
-    this.dropped++;
-    this.window.dropped++;
+  // encodeInWorker resolves with {blob, width, height}, or null.
+  encodeInWorker(source) {
+    return createImageBitmap(source).then((bitmap) => new Promise((resolve) => {
+      if (!this.worker) {
+        bitmap.close();
+        resolve(null);
+        return;
+      }
+      const id = this.nextId++;
+      this.waiting.set(id, resolve);
+      this.worker.postMessage({ type: 'frame', id, bitmap, maxSide: this.maxSide, quality: this.quality }, [bitmap]);
+    }), () => null);
   }
 
-  adapt(atMs) {
-    const win = this.window;
-    if (win.startMs < 0) win.startMs = atMs;
-    if (atMs - win.startMs < adaptEveryMs) return;
-    if (win.dropped > adaptDropShare * (win.kept + win.dropped) && this.stride < this.maxStride) this.stride++;
-    this.window = { startMs: atMs, kept: 0, dropped: 0 };
-  }
-
-  // draw scales the frame down in one step with the best smoothing the
-  // browser has: plain nearest-pixel scaling would alias the skin's tiny
-  // colour changes, which carry the pulse.
-  draw(canvas, source, w, h) {
-    const scale = Math.min(1, this.maxSide / Math.max(w, h));
-    const cw = Math.max(2, Math.round(w * scale));
-    const ch = Math.max(2, Math.round(h * scale));
-    if (canvas.width !== cw || canvas.height !== ch) {
-      canvas.width = cw;
-      canvas.height = ch;
-    }
-    const ctx = canvas.getContext('2d', { alpha: false });
-    ctx.imageSmoothingEnabled = true;
-    ctx.imageSmoothingQuality = 'high';
-    ctx.drawImage(source, 0, 0, cw, ch);
+  // encodeOnPage draws the frame on a free canvas and encodes it there.
+  encodeOnPage(source, w, h) {
+    const canvas = this.canvases.find((c) => !c.encoding);
+    drawScaled(canvas, source, w, h, this.maxSide);
+    canvas.encoding = true;
+    return new Promise((resolve) => canvas.toBlob((blob) => {
+      canvas.encoding = false;
+      resolve(blob && { blob, width: canvas.width, height: canvas.height });
+    }, 'image/jpeg', this.quality));
   }
 }
