@@ -17,19 +17,21 @@
 // on the amplitude and interval series. Each modulation's breaths are
 // counted in the time domain (countRate), which follows irregular breathing
 // and is not pulled by a slow wave of similar size the way a spectral peak
-// is; when the count and the spectral peak agree within agreePerMin, the
-// rhythm is regular and the peak, read to a fraction of a bin, is used.
-// When they disagree, a faster ripple may have added extrema to the count
-// as well as a slow wave pulled the peak; the modulation then takes its
-// peak only when clearer modulations with a regular rhythm confirm it
-// (candidates.choose), and its count otherwise. The rates are fused by
-// their weighted median, each weighted by the square of its spectral purity
-// (the share of the modulation's breathing-band power within ±0.03 Hz of
-// its strongest peak): a modulation that carries
-// a clear rhythm outweighs one that carries noise, and with three of them
-// one misled estimate cannot move the result on its own (Karlen et al.
-// average the rates instead and give up when they spread by more than
-// 4 /min).
+// is. When the count and the spectral peak agree within agreePerMin the
+// rhythm is regular and the count is used: it is the mean rate over the
+// capture (cycles over their duration), while the peak of a Hann-windowed
+// spectrum reads mostly the middle of the capture, and the breathing rate
+// drifts within a minute by several percent. When they disagree, a faster
+// ripple may have added extrema to the count as well as a slow wave pulled
+// the peak; the modulation then takes its peak only when clearer
+// modulations with a regular rhythm confirm it (candidates.choose), and its
+// count otherwise. The rates are fused by their weighted median, each
+// weighted by the square of its spectral purity (the share of the
+// modulation's breathing-band power within ±0.03 Hz of its strongest
+// peak): a modulation that carries a clear rhythm outweighs one that
+// carries noise, and with three of them one misled estimate cannot move
+// the result on its own (Karlen et al. average the rates instead and give
+// up when they spread by more than 4 /min).
 package resp
 
 import (
@@ -181,8 +183,8 @@ func (c candidates) regular() bool {
 }
 
 // choose returns the rate modulation m votes with, given every
-// modulation's readings and weight. A regular rhythm votes with its peak,
-// the more precise reading. When count and peak disagree, either a slower
+// modulation's readings and weight. A regular rhythm votes with its
+// count, the mean rate over the capture. When count and peak disagree, either a slower
 // wave pulls the peak (a Mayer wave, what counting guards against) or a
 // faster ripple adds extrema to the count (a head sway, or the bumps of an
 // uneven breath); the modulation alone cannot tell which, and keeps its
@@ -193,7 +195,7 @@ func (c candidates) regular() bool {
 // quality test; here it settles each modulation's own ambiguity.
 func (c candidates) choose(m Modulation, all [3]candidates, weight [3]float64) float64 {
 	if c.count == 0 || c.regular() {
-		return c.peak
+		return c.count
 	}
 	support := func(r float64) float64 {
 		var s float64
