@@ -17,14 +17,21 @@
 // on the amplitude and interval series. Each modulation's breaths are
 // counted in the time domain (countRate), which follows irregular breathing
 // and is not pulled by a slow wave of similar size the way a spectral peak
-// is; when the count and the spectral peak agree within agreePerMin, the
-// rhythm is regular and the peak, read to a fraction of a bin, is used. The rates are fused by their weighted median, each weighted by the
-// square of its spectral purity (the share of the modulation's breathing-band
-// power within ±0.03 Hz of its strongest peak): a modulation that carries
-// a clear rhythm outweighs one that carries noise, and with three of them
-// one misled estimate cannot move the result on its own (Karlen et al.
-// average the rates instead and give up when they spread by more than
-// 4 /min).
+// is. When the count and the spectral peak agree within agreePerMin the
+// rhythm is regular and the count is used: it is the mean rate over the
+// capture (cycles over their duration), while the peak of a Hann-windowed
+// spectrum reads mostly the middle of the capture, and the breathing rate
+// drifts within a minute by several percent. When they disagree, a faster
+// ripple may have added extrema to the count as well as a slow wave pulled
+// the peak; the modulation then takes its peak only when clearer
+// modulations with a regular rhythm confirm it (candidates.choose), and its
+// count otherwise. The rates are fused by their weighted median, each
+// weighted by the square of its spectral purity (the share of the
+// modulation's breathing-band power within ±0.03 Hz of its strongest
+// peak): a modulation that carries a clear rhythm outweighs one that
+// carries noise, and with three of them one misled estimate cannot move
+// the result on its own (Karlen et al. average the rates instead and give
+// up when they spread by more than 4 /min).
 package resp
 
 import (
@@ -81,6 +88,10 @@ func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interv
 	var est Estimate
 	var a spectrum.Analyzer
 	var sp spectrum.Spectrum
+	// Each modulation offers two readings of its rhythm, the count and the
+	// spectral peak; which one it votes with is settled below, once all
+	// three are known.
+	var cand [3]candidates
 	count := func(m Modulation, x []float64, hz, maxHz float64) {
 		hi := min(MaxPerMin/60, maxHz, 0.45*hz)
 		if len(x) < 8 || hi <= MinPerMin/60*1.5 {
@@ -99,12 +110,7 @@ func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interv
 			return
 		}
 		purity := sp.Band(p.Hz-0.03, p.Hz+0.03) / total
-		// The spectral peak is the more precise reading of a regular
-		// rhythm; when the count confirms it, take it.
-		if math.Abs(60*p.Hz-r) <= agreePerMin {
-			r = 60 * p.Hz
-		}
-		est.Each[m] = r
+		cand[m] = candidates{count: r, peak: 60 * p.Hz}
 		est.Weight[m] = purity * purity
 	}
 	count(Intensity, slices.Clone(baseline), rateHz, math.Inf(1))
@@ -121,6 +127,9 @@ func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interv
 		if it, s := intervalSeries(iv); len(it) >= 8 {
 			count(Frequency, resample.Uniform(nil, it, s, seriesRateHz), seriesRateHz, 0.9*nyquistHz)
 		}
+	}
+	for m, c := range cand {
+		est.Each[m] = c.choose(Modulation(m), cand, est.Weight)
 	}
 	var total float64
 	order := []int{0, 1, 2}
@@ -161,4 +170,44 @@ func intervalSeries(iv []beats.Interval) (t, s []float64) {
 		s = append(s, x)
 	}
 	return t, s
+}
+
+// candidates are the two readings of one modulation's rate, breaths per
+// minute: its count and its spectral peak (both 0 when it gave none).
+type candidates struct{ count, peak float64 }
+
+// regular reports whether the count confirms the spectral peak: the
+// modulation carries one regular rhythm.
+func (c candidates) regular() bool {
+	return c.count != 0 && math.Abs(c.peak-c.count) <= agreePerMin
+}
+
+// choose returns the rate modulation m votes with, given every
+// modulation's readings and weight. A regular rhythm votes with its
+// count, the mean rate over the capture. When count and peak disagree, either a slower
+// wave pulls the peak (a Mayer wave, what counting guards against) or a
+// faster ripple adds extrema to the count (a head sway, or the bumps of an
+// uneven breath); the modulation alone cannot tell which, and keeps its
+// count. It takes its peak instead when the regular modulations that
+// confirm the peak (within agreePerMin) together outweigh both itself and
+// those that confirm its count: a clearer modulation with a regular rhythm
+// is the better witness. Karlen et al. use the modulations' agreement as a
+// quality test; here it settles each modulation's own ambiguity.
+func (c candidates) choose(m Modulation, all [3]candidates, weight [3]float64) float64 {
+	if c.count == 0 || c.regular() {
+		return c.count
+	}
+	support := func(r float64) float64 {
+		var s float64
+		for k, o := range all {
+			if Modulation(k) != m && o.regular() && math.Abs(o.peak-r) <= agreePerMin {
+				s += weight[k]
+			}
+		}
+		return s
+	}
+	if w := support(c.peak); w > weight[m] && w > support(c.count) {
+		return c.peak
+	}
+	return c.count
 }
