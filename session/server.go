@@ -229,9 +229,7 @@ func (s *Server) resume(ticket string) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errRefused, err)
 	}
-	s.mu.Lock()
-	sess := s.sessions[id]
-	s.mu.Unlock()
+	sess := s.session(id)
 	if sess == nil {
 		return nil, fmt.Errorf("%w: session %s has ended", errRefused, id)
 	}
