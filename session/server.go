@@ -137,7 +137,6 @@ type opening struct {
 	chain     Chain
 	measure   []byte // inputs of a new measure (JSON), nil for none
 	measureID string // or the created measure to run
-	resumable bool
 }
 
 // open opens a session: the inputs are checked, a place is taken, the

@@ -77,7 +77,7 @@ func (s *Server) handshake(ctx context.Context, c *websocket.Conn) (*session, er
 	}
 	switch m.Type {
 	case typeOpen:
-		return s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID, resumable: true})
+		return s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID})
 	case typeResume:
 		return s.resume(m.Ticket)
 	}
