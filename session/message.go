@@ -137,6 +137,18 @@ func parseClientMessage(data []byte) (clientMessage, error) {
 	return m, nil
 }
 
+// commandOf is the session command a client message asks for once the
+// session is open, whatever its transport; false for any other message.
+func commandOf(m clientMessage) (command, bool) {
+	switch m.Type {
+	case typeStop:
+		return command{kind: stop}, true
+	case typeCalibration:
+		return command{kind: calibrate, body: m.Calibration}, true
+	}
+	return command{}, false
+}
+
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 // frameHeaderBytes is the capture time in front of every frame.

@@ -137,7 +137,6 @@ type opening struct {
 	chain     Chain
 	measure   []byte // inputs of a new measure (JSON), nil for none
 	measureID string // or the created measure to run
-	resumable bool
 }
 
 // open opens a session: the inputs are checked, a place is taken, the
@@ -229,9 +228,7 @@ func (s *Server) resume(ticket string) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errRefused, err)
 	}
-	s.mu.Lock()
-	sess := s.sessions[id]
-	s.mu.Unlock()
+	sess := s.session(id)
 	if sess == nil {
 		return nil, fmt.Errorf("%w: session %s has ended", errRefused, id)
 	}

@@ -126,14 +126,12 @@ func (s *Server) connect(sess *session, offer string) (string, error) {
 		dc.OnOpen(func() { sess.do(command{kind: attach, peer: p}) })
 		dc.OnMessage(func(msg webrtc.DataChannelMessage) {
 			m, err := parseClientMessage(msg.Data)
-			switch {
-			case err == nil && m.Type == typeStop:
-				sess.do(command{kind: stop})
-			case err == nil && m.Type == typeCalibration:
-				sess.do(command{kind: calibrate, body: m.Calibration})
-			default:
+			cmd, ok := commandOf(m)
+			if err != nil || !ok {
 				sess.log.Info("malformed data channel message")
+				return
 			}
+			sess.do(cmd)
 		})
 	})
 	pc.OnConnectionStateChange(func(state webrtc.PeerConnectionState) {

@@ -77,7 +77,7 @@ func (s *Server) handshake(ctx context.Context, c *websocket.Conn) (*session, er
 	}
 	switch m.Type {
 	case typeOpen:
-		return s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID, resumable: true})
+		return s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID})
 	case typeResume:
 		return s.resume(m.Ticket)
 	}
@@ -116,18 +116,16 @@ func (s *Server) read(ctx context.Context, c *websocket.Conn, sess *session, p *
 			continue
 		}
 		m, err := parseClientMessage(data)
-		switch {
-		case err != nil:
+		if err != nil {
 			p.close(websocket.StatusProtocolError, "malformed message")
 			return
-		case m.Type == typeStop:
-			sess.do(command{kind: stop})
-		case m.Type == typeCalibration:
-			sess.do(command{kind: calibrate, body: m.Calibration})
-		default:
+		}
+		cmd, ok := commandOf(m)
+		if !ok {
 			p.close(websocket.StatusProtocolError, "unexpected "+m.Type+" message")
 			return
 		}
+		sess.do(cmd)
 	}
 }
 

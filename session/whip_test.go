@@ -275,6 +275,10 @@ func TestWHIPRefusals(t *testing.T) {
 		{"JSON with an unknown member", "?chain=scan", "application/json", `{"offer":"x","sdp":"y"}`, scan, 400},
 		{"invalid measure inputs", "?chain=scan", "application/json", jsonOffer(offer, `"measure":{"tags":[""]}`), scan, 401},
 		{"too large", "?chain=scan", "application/sdp", strings.Repeat("v=0\r\n", maxOfferBytes/5+1), scan, 413},
+		// At the size limit the body is read (and refused as no offer);
+		// one byte past it, it is not.
+		{"at the size limit", "?chain=scan", "application/sdp", strings.Repeat("x", maxOfferBytes), scan, 400},
+		{"one byte past the size limit", "?chain=scan", "application/sdp", strings.Repeat("x", maxOfferBytes+1), scan, 413},
 	}
 	bad := e.badTokens(newTestEnvIn(t, control.Production, Config{}, &testClock{}))
 	for _, b := range bad {

@@ -39,12 +39,6 @@ export function socketURL(base) {
 }
 
 /**
- * SocketSession is one measurement over a WebSocket. onMessage receives
- * every server message after `opened`; onEnd(error or null) is called once,
- * when the session is over. A connection lost before the end is taken up
- * again with the resume ticket, without counting a new session.
- */
-/**
  * queueBytes is what may still wait in the socket's buffer when a frame is
  * offered: about three 320x240 frames. The browser lowers bufferedAmount on
  * the page's thread, late when the page is busy; with nothing allowed to
@@ -55,6 +49,12 @@ export function socketURL(base) {
  */
 const queueBytes = 40000;
 
+/**
+ * SocketSession is one measurement over a WebSocket. onMessage receives
+ * every server message after `opened`; onEnd(error or null) is called once,
+ * when the session is over. A connection lost before the end is taken up
+ * again with the resume ticket, without counting a new session.
+ */
 export class SocketSession {
   constructor(base, { onMessage, onEnd }) {
     this.url = socketURL(base);
