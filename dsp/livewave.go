@@ -2,7 +2,6 @@ package dsp
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/pulsewire/pulsewire/dsp/pulse"
@@ -46,12 +45,7 @@ func (s *Stream) liveWave() (wave []float64, rateHz float64) {
 	if len(t) < 2 || t[len(t)-1]-t[0] < minWaveS {
 		return nil, 0
 	}
-	d := make([]float64, len(t)-1)
-	for k := range d {
-		d[k] = t[k+1] - t[k]
-	}
-	slices.Sort(d)
-	rateHz = math.Min(math.Round(1/d[len(d)/2]), maxWaveRateHz)
+	rateHz = math.Min(math.Round(1/medianStep(t)), maxWaveRateHz)
 	if rateHz < 2*pulse.BandHiHz {
 		return nil, 0 // too few frames to carry a pulse at all
 	}
