@@ -27,10 +27,12 @@ const (
 // liveWave returns the pulse wave of the last WaveSpan of the skin colour
 // trace, scaled to -1..1 with the systolic upstroke rising, sampled at
 // rateHz, and rounded to three decimals: a picture of the pulse for the
-// widget, not a measurement. It is extracted the same way as the analysed
-// pulse (pulse.FromRGB) from the last waveContextS of trace, so it shows
-// from minWaveS on, before the heart rate can be trusted. Nil when there is
-// too little trace or no variation to scale.
+// widget, not a measurement. It is extracted by the analysis's projections
+// but from the bare colour trace (pulse.FromRGB: no background or motion
+// references to rectify against, unlike the analysed pulse), from the last
+// waveContextS of trace, so it shows from minWaveS on, before the heart rate
+// can be trusted. Nil when there is too little trace or no variation to
+// scale.
 func (s *Stream) liveWave() (wave []float64, rateHz float64) {
 	n := len(s.t)
 	if n < 2 {
