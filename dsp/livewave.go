@@ -2,6 +2,7 @@ package dsp
 
 import (
 	"math"
+	"sort"
 	"time"
 
 	"github.com/pulsewire/pulsewire/dsp/pulse"
@@ -38,11 +39,7 @@ func (s *Stream) liveWave() (wave []float64, rateHz float64) {
 	if n < 2 {
 		return nil, 0
 	}
-	endMs := s.t[n-1]
-	i := n - 1
-	for i > 0 && s.t[i-1] >= endMs-waveContextS*1000 {
-		i--
-	}
+	i := sort.SearchFloat64s(s.t, s.t[n-1]-waveContextS*1000)
 	t, ch := clean(s.t[i:], s.r[i:], s.g[i:], s.b[i:])
 	if len(t) < 2 || t[len(t)-1]-t[0] < minWaveS {
 		return nil, 0

@@ -4,6 +4,7 @@ import (
 	"image"
 	"iter"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/pulsewire/pulsewire/dsp/face"
@@ -117,14 +118,8 @@ func (s *Stream) Result() Result {
 // analyze runs the capture checks and the pulse analysis over the frames
 // from the given time (s) on.
 func (s *Stream) analyze(fromS float64) pulseAnalysis {
-	i := 0
-	for i < len(s.recs) && s.recs[i].t < fromS {
-		i++
-	}
-	j := 0
-	for j < len(s.t) && s.t[j] < fromS*1000 {
-		j++
-	}
+	i := s.recordAt(fromS)
+	j := sort.SearchFloat64s(s.t, fromS*1000)
 	q := assess(s.recs[i:])
 	var pa pulseAnalysis
 	codes := q.codes()
@@ -145,6 +140,12 @@ func (s *Stream) analyze(fromS float64) pulseAnalysis {
 	pa.summary.Seconds = q.seconds
 	pa.summary.Conformity = pa.err
 	return pa
+}
+
+// recordAt is the index of the first frame record at or after the given
+// time (s), len(s.recs) when there is none.
+func (s *Stream) recordAt(ts float64) int {
+	return sort.Search(len(s.recs), func(i int) bool { return s.recs[i].t >= ts })
 }
 
 // references returns the references of a camera trace from frames: the

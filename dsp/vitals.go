@@ -74,11 +74,7 @@ func (s *Stream) Vitals() Vitals {
 	v.Elapsed = time.Duration(lastS * float64(time.Second))
 	v.ElapsedMs = v.Elapsed.Milliseconds()
 
-	recent := s.recs
-	for len(recent) > 1 && recent[0].t < lastS-guidanceWindow.Seconds() {
-		recent = recent[1:]
-	}
-	q := assess(recent)
+	q := assess(s.recs[s.recordAt(lastS-guidanceWindow.Seconds()):])
 	for _, c := range q.codes() {
 		v.Guidance = append(v.Guidance, Guidance{c, guidanceText[c]})
 	}
