@@ -81,12 +81,7 @@ func analyzePulse(t []float64, chans, refs [][]float64) pulseAnalysis {
 	}
 	pa.seconds = t[len(t)-1] - t[0]
 	pa.summary.Seconds = pa.seconds
-	d := make([]float64, len(t)-1)
-	for i := range d {
-		d[i] = t[i+1] - t[i]
-	}
-	slices.Sort(d)
-	medianS := d[len(d)/2]
+	medianS := medianStep(t)
 	pa.summary.FrameRateHz = 1 / medianS
 	switch {
 	case pa.seconds < MinSeconds:
@@ -131,6 +126,18 @@ func analyzePulse(t []float64, chans, refs [][]float64) pulseAnalysis {
 	pa.summary.Beats = len(pa.beats)
 	pa.summary.NNIntervals = pa.nn.Count
 	return pa
+}
+
+// medianStep is the median interval between the successive times of t (at
+// least two; the upper of the middle two for an even count): the frame
+// period a trace was captured at, robust to dropped frames and jitter.
+func medianStep(t []float64) float64 {
+	d := make([]float64, len(t)-1)
+	for i := range d {
+		d[i] = t[i+1] - t[i]
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
 }
 
 // blocked returns the code that stops a pulse variable needing minS seconds,

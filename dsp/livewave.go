@@ -2,7 +2,7 @@ package dsp
 
 import (
 	"math"
-	"slices"
+	"sort"
 	"time"
 
 	"github.com/pulsewire/pulsewire/dsp/pulse"
@@ -28,30 +28,23 @@ const (
 // liveWave returns the pulse wave of the last WaveSpan of the skin colour
 // trace, scaled to -1..1 with the systolic upstroke rising, sampled at
 // rateHz, and rounded to three decimals: a picture of the pulse for the
-// widget, not a measurement. It is extracted the same way as the analysed
-// pulse (pulse.FromRGB) from the last waveContextS of trace, so it shows
-// from minWaveS on, before the heart rate can be trusted. Nil when there is
-// too little trace or no variation to scale.
+// widget, not a measurement. It is extracted by the analysis's projections
+// but from the bare colour trace (pulse.FromRGB: no background or motion
+// references to rectify against, unlike the analysed pulse), from the last
+// waveContextS of trace, so it shows from minWaveS on, before the heart rate
+// can be trusted. Nil when there is too little trace or no variation to
+// scale.
 func (s *Stream) liveWave() (wave []float64, rateHz float64) {
 	n := len(s.t)
 	if n < 2 {
 		return nil, 0
 	}
-	endMs := s.t[n-1]
-	i := n - 1
-	for i > 0 && s.t[i-1] >= endMs-waveContextS*1000 {
-		i--
-	}
+	i := sort.SearchFloat64s(s.t, s.t[n-1]-waveContextS*1000)
 	t, ch := clean(s.t[i:], s.r[i:], s.g[i:], s.b[i:])
 	if len(t) < 2 || t[len(t)-1]-t[0] < minWaveS {
 		return nil, 0
 	}
-	d := make([]float64, len(t)-1)
-	for k := range d {
-		d[k] = t[k+1] - t[k]
-	}
-	slices.Sort(d)
-	rateHz = math.Min(math.Round(1/d[len(d)/2]), maxWaveRateHz)
+	rateHz = math.Min(math.Round(1/medianStep(t)), maxWaveRateHz)
 	if rateHz < 2*pulse.BandHiHz {
 		return nil, 0 // too few frames to carry a pulse at all
 	}

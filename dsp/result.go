@@ -43,7 +43,7 @@ type Summary struct {
 	Seconds     float64 // span of the trace from first to last sample
 	Samples     int     // samples that passed validation
 	FrameRateHz float64 // median sampling rate
-	Method      string  // pulse method chosen: pos, chrom or contact
+	Method      string  // pulse method chosen: pos, chrom, green or contact (pulse.Method)
 	SNRdB       float64 // mean spectral pulse SNR over the analysis windows
 	// ProminenceDB is the mean height of the tracked pulse peak above the
 	// local noise floor of its spectrum, dB.

@@ -4,6 +4,7 @@ import (
 	"image"
 	"iter"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/pulsewire/pulsewire/dsp/face"
@@ -21,9 +22,7 @@ type Stream struct {
 	in      Inputs
 	tracker *face.Tracker
 
-	start   time.Duration // capture time of the first frame
-	started bool
-	last    float64 // s of the last accepted frame
+	start time.Duration // capture time of the first frame
 
 	recs []frameRecord
 	// The skin colour trace: frames with a face only.
@@ -58,36 +57,39 @@ func NewStream(c *face.Cascade, in Inputs) *Stream {
 // capture (capture time, not arrival time: frames may arrive in bursts). A
 // frame not later than the previous one is ignored, as are nil images.
 func (s *Stream) Push(img image.Image, at time.Duration) {
-	if img == nil {
-		return
-	}
-	if s.started && (at-s.start).Seconds() <= s.last {
+	if img == nil || s.stale(at) {
 		return
 	}
 	s.Observe(s.tracker.Observe(img), at)
+}
+
+// stale reports whether a frame captured at the given time is not later
+// than the last accepted one: Push skips the tracker for it, Observe drops it.
+func (s *Stream) stale(at time.Duration) bool {
+	return len(s.recs) > 0 && (at-s.start).Seconds() <= s.recs[len(s.recs)-1].t
 }
 
 // Observe adds the tracker's observation of a frame captured at the given
 // time, for callers that run a face.Tracker themselves. Push is Observe of
 // the Stream's own tracker.
 func (s *Stream) Observe(o face.Observation, at time.Duration) {
-	if !s.started {
-		s.start, s.started = at, true
-	}
-	ts := (at - s.start).Seconds()
-	if len(s.recs) > 0 && ts <= s.last {
+	if s.stale(at) {
 		return
 	}
-	s.last = ts
+	if len(s.recs) == 0 {
+		s.start = at
+	}
+	ts := (at - s.start).Seconds()
+	face := o.Face && o.SkinPixels > 0
 	s.recs = append(s.recs, frameRecord{
 		t:            ts,
-		face:         o.Face && o.SkinPixels > 0,
+		face:         face,
 		faceFraction: float32(o.FaceFraction),
 		luma:         float32(o.Luma),
 		sceneLuma:    float32(o.SceneLuma),
 		motion:       float32(o.Motion),
 	})
-	if o.Face && o.SkinPixels > 0 {
+	if face {
 		s.t = append(s.t, ts*1000)
 		s.r = append(s.r, o.R)
 		s.g = append(s.g, o.G)
@@ -116,14 +118,8 @@ func (s *Stream) Result() Result {
 // analyze runs the capture checks and the pulse analysis over the frames
 // from the given time (s) on.
 func (s *Stream) analyze(fromS float64) pulseAnalysis {
-	i := 0
-	for i < len(s.recs) && s.recs[i].t < fromS {
-		i++
-	}
-	j := 0
-	for j < len(s.t) && s.t[j] < fromS*1000 {
-		j++
-	}
+	i := s.recordAt(fromS)
+	j := sort.SearchFloat64s(s.t, fromS*1000)
 	q := assess(s.recs[i:])
 	var pa pulseAnalysis
 	codes := q.codes()
@@ -144,6 +140,12 @@ func (s *Stream) analyze(fromS float64) pulseAnalysis {
 	pa.summary.Seconds = q.seconds
 	pa.summary.Conformity = pa.err
 	return pa
+}
+
+// recordAt is the index of the first frame record at or after the given
+// time (s), len(s.recs) when there is none.
+func (s *Stream) recordAt(ts float64) int {
+	return sort.Search(len(s.recs), func(i int) bool { return s.recs[i].t >= ts })
 }
 
 // references returns the references of a camera trace from frames: the

@@ -142,6 +142,24 @@ func TestStreamIgnoresOutOfOrderFrames(t *testing.T) {
 	}
 }
 
+// TestPushIgnoresOutOfOrderFrames: Push drops nil, duplicate and late
+// frames as Observe does. The frames are too small for a face, so the
+// tracker needs no cascade.
+func TestPushIgnoresOutOfOrderFrames(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 16, 16))
+	st := NewStream(nil, Inputs{})
+	for i := range 10 {
+		at := time.Duration(i) * 33 * time.Millisecond
+		st.Push(img, at)
+		st.Push(img, at)                     // duplicate
+		st.Push(img, at-50*time.Millisecond) // late
+		st.Push(nil, at+time.Millisecond)    // nil
+	}
+	if st.Frames() != 10 {
+		t.Errorf("%d frames kept of 10", st.Frames())
+	}
+}
+
 // TestVitalsGuidance: interim vitals start as INITIALISATION, become a
 // heart rate, and the guidance follows the latest seconds.
 func TestVitalsGuidance(t *testing.T) {

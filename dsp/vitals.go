@@ -60,8 +60,8 @@ var guidanceText = map[Code]string{
 }
 
 // Vitals returns the interim vitals and live guidance. It analyses recent
-// frames again on every call (a few milliseconds for 30 s of frames), so
-// call it about once a second, not per frame.
+// frames again on every call (about 20 ms of CPU for 30 s of frames,
+// BenchmarkVitals), so call it about once a second, not per frame.
 func (s *Stream) Vitals() Vitals {
 	var v Vitals
 	if len(s.recs) == 0 {
@@ -74,11 +74,7 @@ func (s *Stream) Vitals() Vitals {
 	v.Elapsed = time.Duration(lastS * float64(time.Second))
 	v.ElapsedMs = v.Elapsed.Milliseconds()
 
-	recent := s.recs
-	for len(recent) > 1 && recent[0].t < lastS-guidanceWindow.Seconds() {
-		recent = recent[1:]
-	}
-	q := assess(recent)
+	q := assess(s.recs[s.recordAt(lastS-guidanceWindow.Seconds()):])
 	for _, c := range q.codes() {
 		v.Guidance = append(v.Guidance, Guidance{c, guidanceText[c]})
 	}

@@ -2,6 +2,8 @@ package beats
 
 import (
 	"math"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Beat timing by template matching.
@@ -84,7 +86,7 @@ func Align(bs []Beat, wave []float64, rateHz float64) {
 				continue
 			}
 			seg := fine[c+lo : c+hi+1]
-			m := mean(seg)
+			m := stat.Mean(seg, nil)
 			for k, v := range seg {
 				tmpl[k] += v - m
 			}
@@ -225,12 +227,4 @@ func lanczos(d float64) float64 {
 	}
 	pd := math.Pi * d
 	return lanczosA * math.Sin(pd) * math.Sin(pd/lanczosA) / (pd * pd)
-}
-
-func mean(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(max(len(x), 1))
 }

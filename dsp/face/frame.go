@@ -117,18 +117,9 @@ func (f frame) edgeCell(y, x, m int, area uint32) uint8 {
 	return uint8((acc[0] + area/2) / area)
 }
 
-// sceneLuma is the mean luma of the whole frame, 0-255, sampled on a grid of
-// every step-th pixel in both directions.
-func (f frame) sceneLuma(step int) float64 {
-	sum, n := f.lumaSum(step, rect{0, 0, f.w, f.h})
-	if n == 0 {
-		return 0
-	}
-	return float64(sum) / float64(n)
-}
-
 // lumaSum sums the luma of the pixels of rc (clipped to the frame) that lie
-// on the grid of sceneLuma, and counts them.
+// on the grid of every step-th pixel in both directions, starting at step/2,
+// and counts them.
 func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 	x0, y0 := max(rc.x0, 0), max(rc.y0, 0)
 	x1, y1 := min(rc.x1, f.w), min(rc.y1, f.h)

@@ -98,9 +98,12 @@ func (t *Tracker) Reset() {
 func (t *Tracker) Observe(img image.Image) Observation {
 	f := wrap(img, &t.scratch)
 	var obs Observation
+	sceneSum, sceneN := f.lumaSum(lumaStep, rect{0, 0, f.w, f.h})
+	if sceneN > 0 {
+		obs.SceneLuma = float64(sceneSum) / float64(sceneN)
+	}
 	if f.w < minFrameSide || f.h < minFrameSide {
 		// Too small to hold a detectable face.
-		obs.SceneLuma = f.sceneLuma(lumaStep)
 		return obs
 	}
 	if f.w != t.w || f.h != t.h {
@@ -108,10 +111,6 @@ func (t *Tracker) Observe(img image.Image) Observation {
 		t.w, t.h = f.w, f.h
 	}
 	t.origin = img.Bounds().Min
-	sceneSum, sceneN := f.lumaSum(lumaStep, rect{0, 0, f.w, f.h})
-	if sceneN > 0 {
-		obs.SceneLuma = float64(sceneSum) / float64(sceneN)
-	}
 
 	t.justAcquired, t.detected, t.placed = false, false, false
 	if t.found {
