@@ -18,12 +18,14 @@ import (
 // and the codes for files that cannot be decoded (INVALID_IMAGE_TYPE,
 // EXCEEDING_MAX_IMAGE, INVALID_IMAGE_SIZE), belong to the caller.
 func AnalyzeImages(c *face.Cascade, imgs []image.Image, in Inputs) Result {
-	res := missingCaptures(&in)
-	res.Signal = nil
-	for name := range res.Variables {
-		if name != FaceBMI && name != BMI {
+	res := Result{Variables: map[string]Variable{}, Summary: Summary{Conformity: MissingCaptures}}
+	for _, name := range AllVariables {
+		if in.wants(name) {
 			res.Variables[name] = fail(MissingCaptures)
 		}
+	}
+	if in.wants(BMI) {
+		res.Variables[BMI] = bmiVariable(in.Person)
 	}
 	if !in.wants(FaceBMI) {
 		return res
