@@ -146,10 +146,10 @@ func (s *imagesSource) analyze(ctx context.Context, t tools, store mediaStore, i
 // open function and decoded by dsp/media (type from the content, pixel limit
 // checked before decoding): faceBmi from the face geometry
 // (dsp.AnalyzeImages), bmi from the person's weight and height, and every
-// other variable MISSING_CAPTURES. An image that cannot be
-// decoded is no error: faceBmi carries INVALID_IMAGE_TYPE, or
-// INVALID_IMAGE_SIZE for one over the byte or pixel limit. It is the path of
-// the images route and of pulsewire analyze.
+// other variable MISSING_CAPTURES. An image that cannot be decoded is no
+// error: faceBmi carries INVALID_IMAGE_TYPE, or INVALID_IMAGE_SIZE for one
+// over the byte or pixel limit. It is the path of the images route and of
+// pulsewire analyze.
 func AnalyzeStills(ctx context.Context, c *face.Cascade, open []func() (io.ReadCloser, error), in dsp.Inputs) (dsp.Result, error) {
 	imgs := make([]image.Image, 0, len(open))
 	for _, o := range open {
