@@ -19,7 +19,7 @@ import (
 
 // Limits of the images route (SPEC 4.2.2 and 8).
 const (
-	maxImages     = 3
+	MaxImages     = 3                          // image parts one measure may hold
 	minImageBytes = 4 << 10                    // 4 KB (4,096 bytes)
 	maxImageBytes = media.DefaultMaxImageBytes // 30 MB (31,457,280 bytes)
 	// maxImagesBody bounds the whole body: room for three of the largest
@@ -70,7 +70,7 @@ func (*imagesSource) maxBody() int64 { return maxImagesBody }
 func (s *imagesSource) receive(ctx context.Context, r *http.Request, store mediaStore) error {
 	form, err := readForm(r, map[string]partFunc{"images": func(p *multipart.Part) error {
 		s.count++
-		if s.count > maxImages {
+		if s.count > MaxImages {
 			s.note(dsp.ExceedingMaxImage) // the rest of the part is skipped
 			return nil
 		}
@@ -80,7 +80,7 @@ func (s *imagesSource) receive(ctx context.Context, r *http.Request, store media
 		return err
 	}
 	if s.count == 0 {
-		return invalidf("images are required: one to %d file parts named images", maxImages)
+		return invalidf("images are required: one to %d file parts named images", MaxImages)
 	}
 	s.form = form
 	return nil
@@ -146,10 +146,10 @@ func (s *imagesSource) analyze(ctx context.Context, t tools, store mediaStore, i
 // open function and decoded by dsp/media (type from the content, pixel limit
 // checked before decoding): faceBmi from the face geometry
 // (dsp.AnalyzeImages), bmi from the person's weight and height, and every
-// other variable MISSING_CAPTURES. An image that cannot be
-// decoded is no error: faceBmi carries INVALID_IMAGE_TYPE, or
-// INVALID_IMAGE_SIZE for one over the byte or pixel limit. It is the path of
-// the images route and of pulsewire analyze.
+// other variable MISSING_CAPTURES. An image that cannot be decoded is no
+// error: faceBmi carries INVALID_IMAGE_TYPE, or INVALID_IMAGE_SIZE for one
+// over the byte or pixel limit. It is the path of the images route and of
+// pulsewire analyze.
 func AnalyzeStills(ctx context.Context, c *face.Cascade, open []func() (io.ReadCloser, error), in dsp.Inputs) (dsp.Result, error) {
 	imgs := make([]image.Image, 0, len(open))
 	for _, o := range open {

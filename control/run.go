@@ -51,11 +51,12 @@ type RunOf struct {
 }
 
 // StartRun claims a measure of c for a run from kind (the measure gets the
-// kind when the run ends) and works out what the run computes. An existing measure goes from created to started in one
-// conditional update, so of two concurrent runs exactly one proceeds; the
-// other, like a run of a measure already started or ended, is Invalid
-// (400). A malformed id is Invalid, and a measure that does not exist or is
-// another client's is NotFound. A new measure is stored already started.
+// kind when the run ends) and works out what the run computes. An existing
+// measure goes from created to started in one conditional update, so of two
+// concurrent runs exactly one proceeds; the other, like a run of a measure
+// already started or ended, is Invalid (400). A malformed id is Invalid, and
+// a measure that does not exist or is another client's is NotFound. A new
+// measure is stored already started.
 func (s *Service) StartRun(ctx context.Context, c storage.Client, of RunOf, kind storage.Kind) (*Run, error) {
 	r := &Run{svc: s, client: c, kind: kind}
 	var err error
@@ -158,11 +159,10 @@ func ReturnedVariables(entitled, desired, unwanted []string) []string {
 // End stores the analysis res as the measure's outcome and ends the run,
 // in one transaction (storage.EndMeasure): the kind, returnedVariables,
 // signal, the variables it lists and no other, endedAt, and the month's
-// credit. A
-// measure that computed anything (one returned variable with a value)
-// costs one credit; with none left this month every returned variable is
-// CREDIT_EXCEEDED, and so is signal.qualityScore, and nothing is charged.
-// End returns the ended measure.
+// credit. A measure that computed anything (one returned variable with a
+// value) costs one credit; with none left this month every returned
+// variable is CREDIT_EXCEEDED, and so is signal.qualityScore, and nothing
+// is charged. End returns the ended measure.
 func (r *Run) End(ctx context.Context, res dsp.Result) (storage.Measure, error) {
 	variables := make(map[string]dsp.Variable, len(r.returned))
 	noCredit := make(map[string]dsp.Variable, len(r.returned))

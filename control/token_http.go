@@ -21,7 +21,7 @@ func (a *API) createToken(c *gin.Context, client storage.Client) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusCreated, newTokenView(t))
+	c.JSON(http.StatusCreated, NewTokenView(t))
 	return nil
 }
 

@@ -81,31 +81,35 @@ func NewMeasureView(m storage.Measure) MeasureView {
 	return v
 }
 
-type tokenView struct {
+// TokenView is a created token as POST /access-tokens answers it (SPEC
+// 2.1), the one moment its value is shown.
+type TokenView struct {
 	ID          string           `json:"id"`
 	Value       string           `json:"value"`
 	Description *string          `json:"description"`
-	Permissions []permissionView `json:"permissions"`
+	Permissions []PermissionView `json:"permissions"`
 	ExpiresAt   string           `json:"expiresAt"`
 	CreatedAt   string           `json:"createdAt"`
 }
 
-type permissionView struct {
+// PermissionView is one permission of a TokenView.
+type PermissionView struct {
 	Name        string `json:"name"`
 	MaxSessions *int64 `json:"maxSessions"`
 }
 
-func newTokenView(t CreatedToken) tokenView {
-	v := tokenView{
+// NewTokenView shows t.
+func NewTokenView(t CreatedToken) TokenView {
+	v := TokenView{
 		ID:          t.ID,
 		Value:       t.Value,
 		Description: t.Description,
-		Permissions: make([]permissionView, len(t.Permissions)),
+		Permissions: make([]PermissionView, len(t.Permissions)),
 		ExpiresAt:   formatTime(t.ExpiresAt),
 		CreatedAt:   formatTime(t.CreatedAt),
 	}
 	for i, p := range t.Permissions {
-		v.Permissions[i] = permissionView{p.Name, p.MaxSessions}
+		v.Permissions[i] = PermissionView{p.Name, p.MaxSessions}
 	}
 	return v
 }

@@ -92,11 +92,6 @@ func (db *DB) ClientByKeyHash(ctx context.Context, hash []byte) (Client, error) 
 	return findClient(ctx, db.read, "api_key_hash", hash)
 }
 
-// ClientByID returns the client with that id.
-func (db *DB) ClientByID(ctx context.Context, id string) (Client, error) {
-	return findClient(ctx, db.read, "id", id)
-}
-
 // queryRower is a pool or a transaction.
 type queryRower interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

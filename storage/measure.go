@@ -120,8 +120,8 @@ func newMeasure(id string, n NewMeasure, created time.Time) Measure {
 }
 
 // insertMeasures inserts ms, new measures of c in the created or started
-// state (a kind only once ended), with their tag index. byRun marks measures a create-and-run
-// inserted (see the measures table).
+// state (a kind only once ended), with their tag index. byRun marks
+// measures a create-and-run inserted (see the measures table).
 func insertMeasures(ctx context.Context, tx *sql.Tx, c Client, ms []Measure, byRun bool) error {
 	insert, err := tx.PrepareContext(ctx,
 		`INSERT INTO measures (id, client, status, kind, created_at, started_at, by_run, has_user_data, external_id, sex,

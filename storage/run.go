@@ -93,10 +93,10 @@ type MeasureEnd struct {
 // EndMeasure ends c's started measure id, all in one transaction: it reads
 // the client's monthly credits, stores e.Outcome (charging one credit of
 // the calendar month, UTC, when e.Chargeable) or, with no credit left,
-// e.NoCredit, and sets the kind and endedAt. Transactions on one database run one at a
-// time, so N concurrent ends with k credits left charge exactly k. A measure
-// no longer started (deleted during its run) is ErrNotFound and nothing is
-// charged.
+// e.NoCredit, and sets the kind and endedAt. Transactions on one database
+// run one at a time, so N concurrent ends with k credits left charge
+// exactly k. A measure no longer started (deleted during its run) is
+// ErrNotFound and nothing is charged.
 func (db *DB) EndMeasure(ctx context.Context, c Client, id string, e MeasureEnd) (Measure, error) {
 	var m Measure
 	ended := db.stamp()

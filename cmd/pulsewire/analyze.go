@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-
 	"io"
 	"os"
 	"strconv"
@@ -19,9 +18,6 @@ import (
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
 )
-
-// maxImages is SPEC 8's limit of images per measure.
-const maxImages = 3
 
 const analyzeUsage = `Usage: pulsewire analyze FILE... [flags]
 
@@ -181,8 +177,8 @@ func analyzeVideo(ctx context.Context, path string, in dsp.Inputs, timeout time.
 // does (control.AnalyzeStills): an image that breaks the route's limits or
 // cannot be decoded gives faceBmi the code that says so.
 func analyzeImages(ctx context.Context, files []string, in dsp.Inputs) (dsp.Result, error) {
-	if len(files) > maxImages {
-		return dsp.Result{}, fmt.Errorf("%d images: at most %d", len(files), maxImages)
+	if len(files) > control.MaxImages {
+		return dsp.Result{}, fmt.Errorf("%d images: at most %d", len(files), control.MaxImages)
 	}
 	c, err := face.LoadCascade()
 	if err != nil {

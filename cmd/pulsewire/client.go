@@ -143,21 +143,19 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newClientFlags("create", stderr, "name", "variables", "monthly-credits")
-	positional, err := f.parse(args)
-	if err != nil {
+	if err := f.parseNone(args); err != nil {
 		return err
-	}
-	if len(positional) > 0 {
-		return fmt.Errorf("client create takes no arguments, got %q", positional)
 	}
 	n := control.NewClient{Name: f.name}
 	if f.set("variables") {
 		n.Variables = f.variablesFlag()
 	}
 	if f.set("monthly-credits") {
-		if n.MonthlyCredits, err = f.creditsFlag(); err != nil {
+		credits, err := f.creditsFlag()
+		if err != nil {
 			return err
 		}
+		n.MonthlyCredits = credits
 	}
 	svc, db, err := f.open(ctx)
 	if err != nil {
@@ -193,8 +191,8 @@ func newClientView(env control.Env, c storage.Client) clientView {
 
 func clientList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newClientFlags("list", stderr)
-	if positional, err := f.parse(args); err != nil || len(positional) > 0 {
-		return firstError(err, fmt.Errorf("client list takes no arguments, got %q", positional))
+	if err := f.parseNone(args); err != nil {
+		return err
 	}
 	svc, db, err := f.open(ctx)
 	if err != nil {
@@ -244,6 +242,15 @@ func clientDeactivate(ctx context.Context, args []string, stdout, stderr io.Writ
 	return f.change(ctx, stdout, func(svc *control.Service) (storage.Client, error) { return svc.DeactivateClient(ctx, id) })
 }
 
+// parseNone reads the flags of create and list, which take no argument.
+func (f *clientFlags) parseNone(args []string) error {
+	positional, err := f.parse(args)
+	if err == nil && len(positional) > 0 {
+		err = fmt.Errorf("%s takes no arguments, got %q", f.fs.Name(), positional)
+	}
+	return err
+}
+
 // parseID reads the flags and the one client id of update and deactivate.
 func (f *clientFlags) parseID(args []string) (string, error) {
 	positional, err := f.parse(args)
@@ -277,13 +284,4 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func firstError(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -76,6 +76,8 @@ func TestClientCommands(t *testing.T) {
 		{"negative credits", []string{"client", "create", "--data-dir", dir, "--env", "test", "--name", "x", "--monthly-credits", "-1"}, "monthly-credits"},
 		{"update nothing", []string{"client", "update", created["id"], "--data-dir", dir, "--env", "test"}, "nothing to change"},
 		{"update unknown id", []string{"client", "update", "nope", "--data-dir", dir, "--env", "test", "--variables", "hr"}, "no client with that id"},
+		{"create with an argument", []string{"client", "create", "extra", "--data-dir", dir, "--env", "test", "--name", "x"}, "client create takes no arguments"},
+		{"list with an argument", []string{"client", "list", "--data-dir", dir, "--env", "test", "extra"}, "client list takes no arguments"},
 		{"deactivate without id", []string{"client", "deactivate", "--data-dir", dir, "--env", "test"}, "takes one client id"},
 		{"unknown subcommand", []string{"client", "remove"}, "usage"},
 	} {

@@ -71,7 +71,7 @@ func (d *demoTokens) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"statusCode": 500, "message": "Internal server error"})
 		return
 	}
-	writeJSON(w, http.StatusCreated, newDemoToken(t))
+	writeJSON(w, http.StatusCreated, control.NewTokenView(t))
 }
 
 func (d *demoTokens) mint(ctx context.Context, permission string) (control.CreatedToken, error) {
@@ -103,28 +103,6 @@ func (d *demoTokens) client(ctx context.Context) (storage.Client, error) {
 	}
 	c, _, err := d.svc.CreateClient(ctx, control.NewClient{Name: demoClientName}) // the key is not needed, so not kept
 	return c, err
-}
-
-// demoToken is the token creation response of SPEC 2.1, which a company's
-// token endpoint may relay verbatim: the demo page gets exactly that, and
-// the widget takes its value, never its id.
-type demoToken struct {
-	ID          string           `json:"id"`
-	Value       string           `json:"value"`
-	Description *string          `json:"description"`
-	Permissions []map[string]any `json:"permissions"`
-	ExpiresAt   string           `json:"expiresAt"`
-	CreatedAt   string           `json:"createdAt"`
-}
-
-func newDemoToken(t control.CreatedToken) demoToken {
-	const iso = "2006-01-02T15:04:05.000Z"
-	v := demoToken{ID: t.ID, Value: t.Value, Description: t.Description,
-		ExpiresAt: t.ExpiresAt.UTC().Format(iso), CreatedAt: t.CreatedAt.UTC().Format(iso)}
-	for _, p := range t.Permissions {
-		v.Permissions = append(v.Permissions, map[string]any{"name": p.Name, "maxSessions": p.MaxSessions})
-	}
-	return v
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
