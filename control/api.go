@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/gin-gonic/gin/render"
 	"github.com/pulsewire/pulsewire/dsp/media"
 	"github.com/pulsewire/pulsewire/storage"
 )
@@ -313,26 +314,41 @@ type (
 	}
 )
 
-// fail answers err and ends the request. Only Internal errors are logged
-// here (with their cause); the others are the caller's and show in the
-// request line's status.
+// fail answers err and ends the request.
 func (a *API) fail(c *gin.Context, err error) {
+	WriteError(c.Writer, c.Request, err)
+	c.Abort()
+}
+
+// WriteError answers err with the status and body of its code (SPEC 7, one
+// table: errorStatus), Retry-After for the waits: the answer of every
+// route, mounted ones included. Only Internal errors are logged here (with
+// their cause); the others are the caller's and show in the request line's
+// status.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	code := ErrorCode(err)
 	status := errorStatus[code]
 	var e *Error
 	errors.As(err, &e)
+	var body any
 	switch code {
 	case Invalid:
-		c.AbortWithStatusJSON(status, badRequestBody{status, e.Messages, "Bad Request"})
+		body = badRequestBody{status, e.Messages, "Bad Request"}
 	case NotFound:
-		c.AbortWithStatusJSON(status, notFoundBody{"Not Found", status})
+		body = notFoundBody{"Not Found", status}
 	case RateLimited, Unavailable:
-		c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
-		c.AbortWithStatusJSON(status, statusBody{status, http.StatusText(status)})
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
+		body = statusBody{status, http.StatusText(status)}
 	case Internal:
-		RequestLogger(c.Request.Context()).Error("internal error", "err", err)
-		c.AbortWithStatusJSON(status, statusBody{status, "Internal server error"})
+		RequestLogger(r.Context()).Error("internal error", "err", err)
+		body = statusBody{status, "Internal server error"}
 	default: // Unauthorized, TooLarge
-		c.AbortWithStatusJSON(status, statusBody{status, http.StatusText(status)})
+		body = statusBody{status, http.StatusText(status)}
 	}
+	// gin's renderer, so that a mounted route writes the very bytes the
+	// API's own routes do.
+	out := render.JSON{Data: body}
+	out.WriteContentType(w)
+	w.WriteHeader(status)
+	out.Render(w)
 }

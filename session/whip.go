@@ -145,9 +145,7 @@ func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 	sess := s.session(r.PathValue("id"))
 	hash := sha256.Sum256([]byte(bearer(r)))
 	if sess == nil || subtle.ConstantTimeCompare(hash[:], sess.tokenHash[:]) != 1 {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"message":"Not Found","statusCode":404}`)
+		control.WriteError(w, r, &control.Error{Code: control.NotFound})
 		return
 	}
 	sess.do(command{kind: hangUp})

@@ -62,13 +62,12 @@ func (d *demoTokens) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	permission, ok := demoChains[r.URL.Query().Get("chain")]
 	if !ok {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "message": []string{"chain must be scan or realtime"}, "error": "Bad Request"})
+		control.WriteError(w, r, &control.Error{Code: control.Invalid, Messages: []string{"chain must be scan or realtime"}})
 		return
 	}
 	t, err := d.mint(r.Context(), permission)
 	if err != nil {
-		control.RequestLogger(r.Context()).Error("demo token", "err", err)
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"statusCode": 500, "message": "Internal server error"})
+		control.WriteError(w, r, fmt.Errorf("demo token: %w", err))
 		return
 	}
 	writeJSON(w, http.StatusCreated, control.NewTokenView(t))
