@@ -153,16 +153,40 @@ func (c *whipClient) publish(t *testing.T, ivf []byte, fps float64, done <-chan 
 	}
 }
 
-// whipPost sends a WHIP request.
+// whipPost sends a WHIP request with the token as a Bearer credential
+// (none when token is empty).
 func (e *testEnv) whipPost(query, contentType, body, token string) (*http.Response, string) {
 	e.t.Helper()
-	req, err := http.NewRequest("POST", e.http.URL+"/sessions/whip"+query, strings.NewReader(body))
+	return e.whipRequest("POST", "/sessions/whip"+query, contentType, body, bearerHeader(token)...)
+}
+
+func (e *testEnv) whipDelete(location, token string) int {
+	e.t.Helper()
+	res, _ := e.whipRequest("DELETE", location, "", "", bearerHeader(token)...)
+	return res.StatusCode
+}
+
+// bearerHeader is the Authorization header of a token, none for "".
+func bearerHeader(token string) []string {
+	if token == "" {
+		return nil
+	}
+	return []string{"Bearer " + token}
+}
+
+// whipRequest sends a request to a WHIP route with the given Authorization
+// headers, and returns the response and its body.
+func (e *testEnv) whipRequest(method, target, contentType, body string, authorization ...string) (*http.Response, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.http.URL+target, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", contentType)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for _, a := range authorization {
+		req.Header.Add("Authorization", a)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -171,18 +195,6 @@ func (e *testEnv) whipPost(query, contentType, body, token string) (*http.Respon
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res, string(b)
-}
-
-func (e *testEnv) whipDelete(location, token string) int {
-	e.t.Helper()
-	req, _ := http.NewRequest("DELETE", e.http.URL+location, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode
 }
 
 // TestWHIP: a pion peer publishes a synthetic face as VP8 to POST
@@ -323,6 +335,78 @@ func TestWHIPRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestWHIPAuthorization: both WHIP routes read the access token from the
+// Authorization header by control.Bearer's rule, the REST routes' rule for
+// the API key: the scheme in any case, any spaces. A header that breaks it
+// (two headers, none, empty, another scheme, more than the token) is
+// refused like an unknown token, 401 with an empty body (the DELETE: 404
+// as for an unknown session), and spends nothing: the same token then
+// opens with a plain header.
+func TestWHIPAuthorization(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{})
+	offer := newWHIPClient(t).offer(t)
+	for _, tc := range []struct {
+		name   string
+		header []string // %s is the token
+		ok     bool
+	}{
+		{"scheme as written", []string{"Bearer %s"}, true},
+		{"scheme in lower case", []string{"bearer %s"}, true},
+		{"scheme in upper case", []string{"BEARER %s"}, true},
+		{"extra spaces", []string{"  Bearer   %s  "}, true},
+		{"two headers", []string{"Bearer %s", "Bearer %s"}, false},
+		{"no header", nil, false},
+		{"empty header", []string{""}, false},
+		{"another scheme", []string{"Basic %s"}, false},
+		{"no space after the scheme", []string{"Bearer%s"}, false},
+		{"a word after the token", []string{"Bearer %s x"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			token, _ := e.mint(scanOnce())
+			var header []string
+			for _, h := range tc.header {
+				header = append(header, strings.ReplaceAll(h, "%s", token))
+			}
+			// Past the account's opening rate, which counts every
+			// opening of this test.
+			e.clock.advance(4 * time.Second)
+			res, body := e.whipRequest("POST", "/sessions/whip?chain=scan", "application/sdp", offer, header...)
+			if tc.ok {
+				if res.StatusCode != http.StatusCreated {
+					t.Fatalf("POST: %d %q, want 201", res.StatusCode, body)
+				}
+				if res, body := e.whipRequest("DELETE", res.Header.Get("Location"), "", "", header...); res.StatusCode != http.StatusOK || body != "" {
+					t.Fatalf("DELETE: %d %q, want 200 with an empty body", res.StatusCode, body)
+				}
+				return
+			}
+			if res.StatusCode != http.StatusUnauthorized || body != "" {
+				t.Fatalf("POST: %d %q, want 401 with an empty body", res.StatusCode, body)
+			}
+			e.clock.advance(4 * time.Second)
+			res, _ = e.whipPost("?chain=scan", "application/sdp", offer, token)
+			if res.StatusCode != http.StatusCreated {
+				t.Fatalf("the token after its refusal: %d", res.StatusCode)
+			}
+			location := res.Header.Get("Location")
+			if res, body := e.whipRequest("DELETE", location, "", "", header...); res.StatusCode != http.StatusNotFound || body != notFoundBody {
+				t.Fatalf("DELETE: %d %q, want 404 %s", res.StatusCode, body, notFoundBody)
+			}
+			if code := e.whipDelete(location, token); code != http.StatusOK {
+				t.Fatalf("DELETE with a plain header: %d", code)
+			}
+		})
+	}
+	if strings.Contains(e.logs.String(), "ivat-") {
+		t.Fatal("a token value is in the log")
+	}
+}
+
+// notFoundBody is the API's 404 body (SPEC 4.1), which a WHIP DELETE of an
+// unknown session, or with another token, answers.
+const notFoundBody = `{"message":"Not Found","statusCode":404}`
 
 func jsonOffer(offer, extra string) string {
 	b, _ := json.Marshal(offer)
