@@ -6,7 +6,10 @@ import (
 	"errors"
 	"io"
 	"math"
+	"mime"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +49,7 @@ type whipClient struct {
 	msgs  chan received
 }
 
-func newWHIPClient(t *testing.T) *whipClient {
+func newWHIPClient(t testing.TB) *whipClient {
 	t.Helper()
 	m := &webrtc.MediaEngine{}
 	if err := m.RegisterDefaultCodecs(); err != nil {
@@ -91,7 +94,7 @@ func newWHIPClient(t *testing.T) *whipClient {
 }
 
 // offer returns the client's offer with its candidates.
-func (c *whipClient) offer(t *testing.T) string {
+func (c *whipClient) offer(t testing.TB) string {
 	t.Helper()
 	offer, err := c.pc.CreateOffer(nil)
 	if err != nil {
@@ -414,14 +417,14 @@ func jsonOffer(offer, extra string) string {
 }
 
 // newWHIPClientNoVideo is an offer with a data channel and no video.
-func newWHIPClientNoVideo(t *testing.T) string {
+func newWHIPClientNoVideo(t testing.TB) string {
 	_, offer := dataOnlyPeer(t, webrtc.SettingEngine{})
 	return offer.SDP
 }
 
 // dataOnlyPeer is a peer connection with a vitals data channel and no
 // video, and its offer (not yet set: nothing gathered).
-func dataOnlyPeer(t *testing.T, se webrtc.SettingEngine) (*webrtc.PeerConnection, webrtc.SessionDescription) {
+func dataOnlyPeer(t testing.TB, se webrtc.SettingEngine) (*webrtc.PeerConnection, webrtc.SessionDescription) {
 	t.Helper()
 	pc, err := webrtc.NewAPI(webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
@@ -436,4 +439,73 @@ func dataOnlyPeer(t *testing.T, se webrtc.SettingEngine) (*webrtc.PeerConnection
 		t.Fatal(err)
 	}
 	return pc, offer
+}
+
+// FuzzReadWHIP: no query, content type or body makes readWHIP panic. It
+// refuses a request only as malformed (400) or too large (413), and never
+// takes a body over maxOfferBytes. What it accepts keeps PROTOCOL.md's
+// rules: one chain, scan or realtime; an SDP offer with VP8 video and a
+// data channel (the body itself when it is application/sdp); measure
+// inputs (JSON, not null: whether they are valid inputs is the
+// handshake's to say) or a measureId, not both; and no token, which only
+// the Authorization header gives. The seeds follow the requests of
+// TestWHIP and TestWHIPRefusals.
+func FuzzReadWHIP(f *testing.F) {
+	offer := newWHIPClient(f).offer(f)
+	const measureID = "3f0e5a3e-2c7d-4d1b-9d0f-2b8c1f6f4a10"
+	for _, seed := range []struct{ query, contentType, body string }{
+		{"chain=scan", "application/sdp", offer},
+		{"chain=realtime&measureId=" + measureID, "application/sdp", offer},
+		{"chain=realtime", "application/json", jsonOffer(offer, `"measure":{"tags":["webrtc"]}`)},
+		{"chain=scan", "application/json; charset=utf-8", jsonOffer(offer, `"measureId":"`+measureID+`"`)},
+		{"chain=scan&measureId=" + measureID, "application/json", jsonOffer(offer, `"measureId":"`+measureID+`"`)},
+		{"chain=scan", "application/json", jsonOffer(offer, `"measure":null`)},
+		{"chain=scan", "application/json", jsonOffer(offer, `"measure":{"tags":[""]}`)},
+		{"", "application/sdp", offer},
+		{"chain=scan&chain=scan", "application/sdp", offer},
+		{"chain=scan", "application/sdp", "hello"},
+		{"chain=scan", "application/sdp", newWHIPClientNoVideo(f)},
+		{"chain=scan", "text/plain", offer},
+		{"chain=scan", "application/json", `{"offer":"x","sdp":"y"}`},
+		{"chain=scan", "application/sdp", strings.Repeat("x", maxOfferBytes+1)},
+	} {
+		f.Add(seed.query, seed.contentType, []byte(seed.body))
+	}
+	f.Fuzz(func(t *testing.T, query, contentType string, body []byte) {
+		r := &http.Request{
+			Method: http.MethodPost,
+			URL:    &url.URL{Path: "/sessions/whip", RawQuery: query},
+			Header: http.Header{"Content-Type": {contentType}},
+			Body:   io.NopCloser(bytes.NewReader(body)),
+		}
+		req, err := readWHIP(httptest.NewRecorder(), r)
+		// A body past the limit is refused: as too large, or for what
+		// the query says before the body is read.
+		var tooLarge *http.MaxBytesError
+		if (errors.As(err, &tooLarge) && len(body) <= maxOfferBytes) || (err == nil && len(body) > maxOfferBytes) {
+			t.Fatalf("%d bytes: %v", len(body), err)
+		}
+		if err != nil {
+			if tooLarge == nil && !errors.Is(err, errWHIPRequest) {
+				t.Fatalf("refused neither as malformed nor as too large: %v", err)
+			}
+			return
+		}
+		o := req.open
+		ct, _, _ := mime.ParseMediaType(contentType)
+		switch {
+		case o.chain != Scan && o.chain != Realtime, len(r.URL.Query()["chain"]) != 1:
+			t.Fatalf("accepted chain %q from %q", o.chain, query)
+		case checkOffer(req.offer) != nil:
+			t.Fatalf("accepted an unusable offer: %v", checkOffer(req.offer))
+		case ct == "application/sdp" && req.offer != string(body):
+			t.Fatal("an application/sdp offer is not the body")
+		case o.measure != nil && o.measureID != "":
+			t.Fatalf("accepted both measure inputs and measureId %q", o.measureID)
+		case o.measure != nil && (!json.Valid(o.measure) || isNull(o.measure)):
+			t.Fatalf("accepted measure inputs %q", o.measure)
+		case o.token != "":
+			t.Fatal("the request, not its Authorization header, gave a token")
+		}
+	})
 }
