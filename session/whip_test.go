@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,10 +47,17 @@ func vp8Clip(t *testing.T, cfg clip.Config) (ivf []byte, truth clip.Truth) {
 type whipClient struct {
 	pc    *webrtc.PeerConnection
 	track *webrtc.TrackLocalStaticSample
-	msgs  chan received
+	dc    *webrtc.DataChannel
+	// msgs receives the channel's messages. A test that stops taking
+	// them stops the client reading its channel once msgs is full: a
+	// slow reader.
+	msgs chan received
+	gone chan struct{} // closed at the test's end: msgs is no longer read
 }
 
-func newWHIPClient(t testing.TB) *whipClient {
+// newWHIPClient makes the client; tune, if given, changes its pion
+// settings.
+func newWHIPClient(t testing.TB, tune ...func(*webrtc.SettingEngine)) *whipClient {
 	t.Helper()
 	m := &webrtc.MediaEngine{}
 	if err := m.RegisterDefaultCodecs(); err != nil {
@@ -59,12 +67,18 @@ func newWHIPClient(t testing.TB) *whipClient {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, f := range tune {
+		f(&se)
+	}
 	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pc.Close() })
-	c := &whipClient{pc: pc, msgs: make(chan received, 256)}
+	c := &whipClient{pc: pc, msgs: make(chan received, 256), gone: make(chan struct{})}
+	t.Cleanup(func() {
+		close(c.gone)
+		pc.Close()
+	})
 	if c.track, err = webrtc.NewTrackLocalStaticSample(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8}, "video", "face"); err != nil {
 		t.Fatal(err)
 	}
@@ -79,15 +93,17 @@ func newWHIPClient(t testing.TB) *whipClient {
 			}
 		}
 	}()
-	dc, err := pc.CreateDataChannel(vitalsLabel, nil)
-	if err != nil {
+	if c.dc, err = pc.CreateDataChannel(vitalsLabel, nil); err != nil {
 		t.Fatal(err)
 	}
-	dc.OnMessage(func(msg webrtc.DataChannelMessage) {
+	c.dc.OnMessage(func(msg webrtc.DataChannelMessage) {
 		var r received
 		if json.Unmarshal(msg.Data, &r) == nil {
 			r.raw = msg.Data
-			c.msgs <- r
+			select {
+			case c.msgs <- r:
+			case <-c.gone:
+			}
 		}
 	})
 	return c
@@ -260,6 +276,92 @@ func TestWHIP(t *testing.T) {
 	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
 	if code := e.whipDelete(location, value); code != 404 {
 		t.Fatalf("DELETE of an ended session: %d", code)
+	}
+}
+
+// TestDataChannelSlowReader: a WHIP client that stops reading its vitals
+// channel is cut off once more than maxBuffered bytes wait on the server's
+// side of it, as a WebSocket client that does not read is closed with
+// 4001; a client that reads the same kind of stream, more of it than its
+// receive window holds, keeps its connection. The realtime session goes on
+// without its peer, and a DELETE then stores its measure.
+func TestDataChannelSlowReader(t *testing.T) {
+	t.Parallel()
+	// No frames come: the session must not end idle meanwhile.
+	e := newTestEnv(t, Config{IdleTimeout: time.Minute})
+	value, _ := e.mint(realtimeOnce())
+	// A 16 KiB receive window instead of pion's 1 MiB: what the client
+	// does not read backs up to the server after 16 KiB, not 1 MiB.
+	c := newWHIPClient(t, func(se *webrtc.SettingEngine) { se.SetSCTPMaxReceiveBufferSize(16 << 10) })
+	closed := make(chan struct{})
+	var once sync.Once
+	c.pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
+		if s == webrtc.PeerConnectionStateClosed || s == webrtc.PeerConnectionStateFailed {
+			once.Do(func() { close(closed) })
+		}
+	})
+	res, answer := e.whipPost("?chain=realtime", "application/sdp", c.offer(t), value)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST: %d", res.StatusCode)
+	}
+	if err := c.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer}); err != nil {
+		t.Fatal(err)
+	}
+	var o openedMessage
+	c.expect(t, "opened", 20*time.Second).decode(t, &o)
+
+	// Each calibration before a result is answered with an error
+	// message: the client makes the server talk as fast as it likes.
+	calibration := `{"type":"calibration","systole":120,"diastole":80}`
+	const batches, batch = 12, 25
+	var reply received
+	for range batches {
+		for range batch {
+			if err := c.dc.SendText(calibration); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range batch {
+			reply = c.expect(t, "error", 10*time.Second)
+		}
+	}
+	if read := batches * batch * len(reply.raw); read <= 16<<10 || strings.Contains(e.logs.String(), "client too slow") {
+		t.Fatalf("a client that read %d bytes was cut off", read)
+	}
+
+	// Now the client takes no more messages: once msgs is full, its
+	// channel is not read, its window fills, and the server's side backs
+	// up.
+	sent := 0
+	for ; sent < 20000; sent++ {
+		if c.dc.SendText(calibration) != nil {
+			break // the server has closed the connection
+		}
+		time.Sleep(100 * time.Microsecond) // about as fast as the server answers
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the client is still connected after %d unread answers", sent)
+	}
+	// The session closes the peer, then logs why.
+	waitFor(t, func() bool { return strings.Contains(e.logs.String(), "client too slow") })
+	// At least maxBuffered bytes of answers had to wait on the server
+	// before it gave up on the client.
+	if unread := sent * len(reply.raw); unread < maxBuffered {
+		t.Fatalf("cut off after %d unread answers (%d bytes), before %d bytes could wait", sent, unread, maxBuffered)
+	}
+	if e.srv.session(o.SessionID) == nil {
+		t.Fatal("the session ended with its peer")
+	}
+	if code := e.whipDelete("/sessions/whip/"+o.SessionID, value); code != http.StatusOK {
+		t.Fatalf("DELETE: %d", code)
+	}
+	// The DELETE answers once the session has taken it; the measure is
+	// stored as the session ends.
+	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
+	if res, body := e.httpDo("GET", "/measures/"+o.MeasureID, ""); res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ended"`) {
+		t.Fatalf("the measure after the DELETE: %d %s", res.StatusCode, body)
 	}
 }
 
