@@ -155,12 +155,7 @@ func (a *API) handle(h func(c *gin.Context, client storage.Client) error) gin.Ha
 // authenticate admits a request with the API key of an active client of
 // this environment (SPEC 5.1), and answers 401 to anything else.
 func (a *API) authenticate(c *gin.Context) {
-	auth := c.Request.Header.Values("Authorization")
-	if len(auth) != 1 {
-		a.fail(c, &Error{Code: Unauthorized})
-		return
-	}
-	client, err := a.svc.Authenticate(c.Request.Context(), auth[0])
+	client, err := a.svc.Authenticate(c.Request.Context(), Bearer(c.Request.Header))
 	if err != nil {
 		a.fail(c, err)
 		return

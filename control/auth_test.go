@@ -25,9 +25,13 @@ func TestAuthentication(t *testing.T) {
 	}{
 		{"valid key", []string{"Bearer " + key}, http.StatusNotFound},
 		{"scheme in lower case", []string{"bearer " + key}, http.StatusNotFound},
+		{"scheme in upper case", []string{"BEARER " + key}, http.StatusNotFound},
+		{"spaces between scheme and key", []string{"Bearer   " + key}, http.StatusNotFound},
 		{"no header", nil, http.StatusUnauthorized},
 		{"empty header", []string{""}, http.StatusUnauthorized},
 		{"no scheme", []string{key}, http.StatusUnauthorized},
+		{"no space after the scheme", []string{"Bearer" + key}, http.StatusUnauthorized},
+		{"a word after the key", []string{"Bearer " + key + " x"}, http.StatusUnauthorized},
 		{"basic scheme", []string{"Basic " + key}, http.StatusUnauthorized},
 		{"unknown key", []string{"Bearer pwk_live_" + strings.Repeat("A", 43)}, http.StatusUnauthorized},
 		{"key cut short", []string{"Bearer " + key[:len(key)-1]}, http.StatusUnauthorized},

@@ -107,18 +107,13 @@ func checkEntitlements(variables []string, credits *int64) error {
 	return nil
 }
 
-// Authenticate finds the active client whose API key is presented in an
-// Authorization header ("Bearer <key>"). A missing or malformed header, a
-// key of the other environment, an unknown key and a deactivated client are
+// Authenticate finds the active client whose API key is presented (the
+// credential of the Authorization header, read by Bearer). No key, a key
+// of the other environment, an unknown key and a deactivated client are
 // all Unauthorized, alike. The client is read from the store on every call,
 // so a deactivation made by another process counts at once.
-func (s *Service) Authenticate(ctx context.Context, authorization string) (storage.Client, error) {
+func (s *Service) Authenticate(ctx context.Context, key string) (storage.Client, error) {
 	unauthorized := &Error{Code: Unauthorized}
-	scheme, key, ok := strings.Cut(authorization, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return storage.Client{}, unauthorized
-	}
-	key = strings.TrimSpace(key)
 	if !strings.HasPrefix(key, s.env.keyPrefix()) {
 		return storage.Client{}, unauthorized
 	}

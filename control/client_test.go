@@ -26,7 +26,7 @@ func TestCreateClient(t *testing.T) {
 		if c.Name != "acme" || !slices.Equal(c.Variables, dsp.AllVariables) || c.MonthlyCredits != nil {
 			t.Fatalf("defaults: %+v", c)
 		}
-		if got, err := e.svc.Authenticate(ctx, "Bearer "+key); err != nil || got.ID != c.ID {
+		if got, err := e.svc.Authenticate(ctx, key); err != nil || got.ID != c.ID {
 			t.Fatalf("authenticate: %+v, %v", got, err)
 		}
 	}

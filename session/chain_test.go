@@ -8,6 +8,7 @@ import (
 	"image/jpeg"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -285,4 +286,74 @@ func TestGuidance(t *testing.T) {
 	}
 	send(t, c, map[string]any{"type": "stop"})
 	expect(t, c, "result", 10*time.Second)
+}
+
+// TestCreditExhaustion: an account with one monthly credit measures twice
+// through scan sessions of the same capture. The first computes hr and
+// spends the credit; the second is still stored and pushed as ended, but
+// every returned variable and signal.qualityScore is CREDIT_EXCEEDED and
+// nothing more is charged (SPEC 2.3, 8).
+func TestCreditExhaustion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newTestEnv(t, Config{ScanDuration: 12 * time.Second})
+	f := syntheticFrames(t, faceClip(84, 13))
+	one := int64(1)
+	oneCredit := &one
+	client, err := e.svc.UpdateClient(ctx, e.client.ID, control.ClientUpdate{Variables: []string{dsp.HR, dsp.BR}, MonthlyCredits: &oneCredit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type measure struct {
+		ID                string                  `json:"id"`
+		Status            string                  `json:"status"`
+		ReturnedVariables []string                `json:"returnedVariables"`
+		Signal            map[string]dsp.Variable `json:"signal"`
+		Variables         map[string]dsp.Variable `json:"variables"`
+	}
+	scan := func() measure {
+		e.clock.advance(time.Second) // past the opening rate
+		value, _ := e.mint(scanOnce())
+		c := e.dial()
+		o := openSession(t, c, openMessage(value, Scan, nil))
+		done := make(chan struct{})
+		defer close(done)
+		go e.stream(c, o.SessionID, f, 0, len(f.times), 0, 4, done)
+		var result struct{ Measure measure }
+		expect(t, c, "result", 60*time.Second).decode(t, &result)
+		c.Close(websocket.StatusNormalClosure, "")
+		m := result.Measure
+		if m.ID != o.MeasureID || m.Status != "ended" || !slices.Equal(m.ReturnedVariables, []string{dsp.HR, dsp.BR}) {
+			t.Fatalf("result %+v", m)
+		}
+		return m
+	}
+	used := func() int64 {
+		n, err := e.db.CreditsUsed(ctx, client, e.clock.now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	if m := scan(); m.Variables[dsp.HR].Error != "" || used() != 1 {
+		t.Fatalf("first scan: hr %+v, %d credits used; want a value and the one credit", m.Variables[dsp.HR], used())
+	}
+	m := scan()
+	for _, name := range m.ReturnedVariables {
+		if v := m.Variables[name]; v.Value != nil || v.Error != dsp.CreditExceeded {
+			t.Errorf("second scan: %s %+v, want %s", name, v, dsp.CreditExceeded)
+		}
+	}
+	if q := m.Signal["qualityScore"]; q.Value != nil || q.Error != dsp.CreditExceeded {
+		t.Errorf("second scan: qualityScore %+v, want %s", q, dsp.CreditExceeded)
+	}
+	if n := used(); n != 1 {
+		t.Errorf("%d credits used after the second scan, want 1", n)
+	}
+	res, body := e.httpDo("GET", "/measures/"+m.ID, "")
+	var stored measure
+	if err := json.Unmarshal(body, &stored); err != nil || res.StatusCode != 200 || !reflect.DeepEqual(stored.Variables, m.Variables) {
+		t.Fatalf("stored measure: %d %s", res.StatusCode, body)
+	}
 }

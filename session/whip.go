@@ -9,7 +9,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/pulsewire/pulsewire/control"
 )
@@ -77,20 +76,6 @@ func readWHIP(w http.ResponseWriter, r *http.Request) (whipRequest, error) {
 	return req, nil
 }
 
-// bearer is the credential of an Authorization: Bearer header, "" when
-// there is none.
-func bearer(r *http.Request) string {
-	h := r.Header.Values("Authorization")
-	if len(h) != 1 {
-		return ""
-	}
-	token, ok := strings.CutPrefix(h[0], "Bearer ")
-	if !ok {
-		return ""
-	}
-	return token
-}
-
 // serveWHIP is POST /sessions/whip: an SDP offer in, a session opened like
 // a WebSocket one, the SDP answer out (201, Location for the DELETE).
 // Every refusal of the handshake is 401 with an empty body.
@@ -107,7 +92,7 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	req.open.token = bearer(r)
+	req.open.token = control.Bearer(r.Header)
 	sess, err := s.open(r.Context(), req.open)
 	switch {
 	case errors.Is(err, errRefused):
@@ -143,7 +128,7 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 // 404.
 func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 	sess := s.session(r.PathValue("id"))
-	hash := sha256.Sum256([]byte(bearer(r)))
+	hash := sha256.Sum256([]byte(control.Bearer(r.Header)))
 	if sess == nil || subtle.ConstantTimeCompare(hash[:], sess.tokenHash[:]) != 1 {
 		control.WriteError(w, r, &control.Error{Code: control.NotFound})
 		return

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"io"
 	"math"
+	"mime"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,10 +47,17 @@ func vp8Clip(t *testing.T, cfg clip.Config) (ivf []byte, truth clip.Truth) {
 type whipClient struct {
 	pc    *webrtc.PeerConnection
 	track *webrtc.TrackLocalStaticSample
-	msgs  chan received
+	dc    *webrtc.DataChannel
+	// msgs receives the channel's messages. A test that stops taking
+	// them stops the client reading its channel once msgs is full: a
+	// slow reader.
+	msgs chan received
+	gone chan struct{} // closed at the test's end: msgs is no longer read
 }
 
-func newWHIPClient(t *testing.T) *whipClient {
+// newWHIPClient makes the client; tune, if given, changes its pion
+// settings.
+func newWHIPClient(t testing.TB, tune ...func(*webrtc.SettingEngine)) *whipClient {
 	t.Helper()
 	m := &webrtc.MediaEngine{}
 	if err := m.RegisterDefaultCodecs(); err != nil {
@@ -56,12 +67,18 @@ func newWHIPClient(t *testing.T) *whipClient {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, f := range tune {
+		f(&se)
+	}
 	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pc.Close() })
-	c := &whipClient{pc: pc, msgs: make(chan received, 256)}
+	c := &whipClient{pc: pc, msgs: make(chan received, 256), gone: make(chan struct{})}
+	t.Cleanup(func() {
+		close(c.gone)
+		pc.Close()
+	})
 	if c.track, err = webrtc.NewTrackLocalStaticSample(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8}, "video", "face"); err != nil {
 		t.Fatal(err)
 	}
@@ -76,22 +93,24 @@ func newWHIPClient(t *testing.T) *whipClient {
 			}
 		}
 	}()
-	dc, err := pc.CreateDataChannel(vitalsLabel, nil)
-	if err != nil {
+	if c.dc, err = pc.CreateDataChannel(vitalsLabel, nil); err != nil {
 		t.Fatal(err)
 	}
-	dc.OnMessage(func(msg webrtc.DataChannelMessage) {
+	c.dc.OnMessage(func(msg webrtc.DataChannelMessage) {
 		var r received
 		if json.Unmarshal(msg.Data, &r) == nil {
 			r.raw = msg.Data
-			c.msgs <- r
+			select {
+			case c.msgs <- r:
+			case <-c.gone:
+			}
 		}
 	})
 	return c
 }
 
 // offer returns the client's offer with its candidates.
-func (c *whipClient) offer(t *testing.T) string {
+func (c *whipClient) offer(t testing.TB) string {
 	t.Helper()
 	offer, err := c.pc.CreateOffer(nil)
 	if err != nil {
@@ -153,16 +172,40 @@ func (c *whipClient) publish(t *testing.T, ivf []byte, fps float64, done <-chan 
 	}
 }
 
-// whipPost sends a WHIP request.
+// whipPost sends a WHIP request with the token as a Bearer credential
+// (none when token is empty).
 func (e *testEnv) whipPost(query, contentType, body, token string) (*http.Response, string) {
 	e.t.Helper()
-	req, err := http.NewRequest("POST", e.http.URL+"/sessions/whip"+query, strings.NewReader(body))
+	return e.whipRequest("POST", "/sessions/whip"+query, contentType, body, bearerHeader(token)...)
+}
+
+func (e *testEnv) whipDelete(location, token string) int {
+	e.t.Helper()
+	res, _ := e.whipRequest("DELETE", location, "", "", bearerHeader(token)...)
+	return res.StatusCode
+}
+
+// bearerHeader is the Authorization header of a token, none for "".
+func bearerHeader(token string) []string {
+	if token == "" {
+		return nil
+	}
+	return []string{"Bearer " + token}
+}
+
+// whipRequest sends a request to a WHIP route with the given Authorization
+// headers, and returns the response and its body.
+func (e *testEnv) whipRequest(method, target, contentType, body string, authorization ...string) (*http.Response, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.http.URL+target, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", contentType)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for _, a := range authorization {
+		req.Header.Add("Authorization", a)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -171,18 +214,6 @@ func (e *testEnv) whipPost(query, contentType, body, token string) (*http.Respon
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res, string(b)
-}
-
-func (e *testEnv) whipDelete(location, token string) int {
-	e.t.Helper()
-	req, _ := http.NewRequest("DELETE", e.http.URL+location, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode
 }
 
 // TestWHIP: a pion peer publishes a synthetic face as VP8 to POST
@@ -245,6 +276,92 @@ func TestWHIP(t *testing.T) {
 	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
 	if code := e.whipDelete(location, value); code != 404 {
 		t.Fatalf("DELETE of an ended session: %d", code)
+	}
+}
+
+// TestDataChannelSlowReader: a WHIP client that stops reading its vitals
+// channel is cut off once more than maxBuffered bytes wait on the server's
+// side of it, as a WebSocket client that does not read is closed with
+// 4001; a client that reads the same kind of stream, more of it than its
+// receive window holds, keeps its connection. The realtime session goes on
+// without its peer, and a DELETE then stores its measure.
+func TestDataChannelSlowReader(t *testing.T) {
+	t.Parallel()
+	// No frames come: the session must not end idle meanwhile.
+	e := newTestEnv(t, Config{IdleTimeout: time.Minute})
+	value, _ := e.mint(realtimeOnce())
+	// A 16 KiB receive window instead of pion's 1 MiB: what the client
+	// does not read backs up to the server after 16 KiB, not 1 MiB.
+	c := newWHIPClient(t, func(se *webrtc.SettingEngine) { se.SetSCTPMaxReceiveBufferSize(16 << 10) })
+	closed := make(chan struct{})
+	var once sync.Once
+	c.pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
+		if s == webrtc.PeerConnectionStateClosed || s == webrtc.PeerConnectionStateFailed {
+			once.Do(func() { close(closed) })
+		}
+	})
+	res, answer := e.whipPost("?chain=realtime", "application/sdp", c.offer(t), value)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST: %d", res.StatusCode)
+	}
+	if err := c.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer}); err != nil {
+		t.Fatal(err)
+	}
+	var o openedMessage
+	c.expect(t, "opened", 20*time.Second).decode(t, &o)
+
+	// Each calibration before a result is answered with an error
+	// message: the client makes the server talk as fast as it likes.
+	calibration := `{"type":"calibration","systole":120,"diastole":80}`
+	const batches, batch = 12, 25
+	var reply received
+	for range batches {
+		for range batch {
+			if err := c.dc.SendText(calibration); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range batch {
+			reply = c.expect(t, "error", 10*time.Second)
+		}
+	}
+	if read := batches * batch * len(reply.raw); read <= 16<<10 || strings.Contains(e.logs.String(), "client too slow") {
+		t.Fatalf("a client that read %d bytes was cut off", read)
+	}
+
+	// Now the client takes no more messages: once msgs is full, its
+	// channel is not read, its window fills, and the server's side backs
+	// up.
+	sent := 0
+	for ; sent < 20000; sent++ {
+		if c.dc.SendText(calibration) != nil {
+			break // the server has closed the connection
+		}
+		time.Sleep(100 * time.Microsecond) // about as fast as the server answers
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the client is still connected after %d unread answers", sent)
+	}
+	// The session closes the peer, then logs why.
+	waitFor(t, func() bool { return strings.Contains(e.logs.String(), "client too slow") })
+	// At least maxBuffered bytes of answers had to wait on the server
+	// before it gave up on the client.
+	if unread := sent * len(reply.raw); unread < maxBuffered {
+		t.Fatalf("cut off after %d unread answers (%d bytes), before %d bytes could wait", sent, unread, maxBuffered)
+	}
+	if e.srv.session(o.SessionID) == nil {
+		t.Fatal("the session ended with its peer")
+	}
+	if code := e.whipDelete("/sessions/whip/"+o.SessionID, value); code != http.StatusOK {
+		t.Fatalf("DELETE: %d", code)
+	}
+	// The DELETE answers once the session has taken it; the measure is
+	// stored as the session ends.
+	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
+	if res, body := e.httpDo("GET", "/measures/"+o.MeasureID, ""); res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ended"`) {
+		t.Fatalf("the measure after the DELETE: %d %s", res.StatusCode, body)
 	}
 }
 
@@ -324,20 +441,92 @@ func TestWHIPRefusals(t *testing.T) {
 	}
 }
 
+// TestWHIPAuthorization: both WHIP routes read the access token from the
+// Authorization header by control.Bearer's rule, the REST routes' rule for
+// the API key: the scheme in any case, any spaces. A header that breaks it
+// (two headers, none, empty, another scheme, more than the token) is
+// refused like an unknown token, 401 with an empty body (the DELETE: 404
+// as for an unknown session), and spends nothing: the same token then
+// opens with a plain header.
+func TestWHIPAuthorization(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{})
+	offer := newWHIPClient(t).offer(t)
+	for _, tc := range []struct {
+		name   string
+		header []string // %s is the token
+		ok     bool
+	}{
+		{"scheme as written", []string{"Bearer %s"}, true},
+		{"scheme in lower case", []string{"bearer %s"}, true},
+		{"scheme in upper case", []string{"BEARER %s"}, true},
+		{"extra spaces", []string{"  Bearer   %s  "}, true},
+		{"two headers", []string{"Bearer %s", "Bearer %s"}, false},
+		{"no header", nil, false},
+		{"empty header", []string{""}, false},
+		{"another scheme", []string{"Basic %s"}, false},
+		{"no space after the scheme", []string{"Bearer%s"}, false},
+		{"a word after the token", []string{"Bearer %s x"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			token, _ := e.mint(scanOnce())
+			var header []string
+			for _, h := range tc.header {
+				header = append(header, strings.ReplaceAll(h, "%s", token))
+			}
+			// Past the account's opening rate, which counts every
+			// opening of this test.
+			e.clock.advance(4 * time.Second)
+			res, body := e.whipRequest("POST", "/sessions/whip?chain=scan", "application/sdp", offer, header...)
+			if tc.ok {
+				if res.StatusCode != http.StatusCreated {
+					t.Fatalf("POST: %d %q, want 201", res.StatusCode, body)
+				}
+				if res, body := e.whipRequest("DELETE", res.Header.Get("Location"), "", "", header...); res.StatusCode != http.StatusOK || body != "" {
+					t.Fatalf("DELETE: %d %q, want 200 with an empty body", res.StatusCode, body)
+				}
+				return
+			}
+			if res.StatusCode != http.StatusUnauthorized || body != "" {
+				t.Fatalf("POST: %d %q, want 401 with an empty body", res.StatusCode, body)
+			}
+			e.clock.advance(4 * time.Second)
+			res, _ = e.whipPost("?chain=scan", "application/sdp", offer, token)
+			if res.StatusCode != http.StatusCreated {
+				t.Fatalf("the token after its refusal: %d", res.StatusCode)
+			}
+			location := res.Header.Get("Location")
+			if res, body := e.whipRequest("DELETE", location, "", "", header...); res.StatusCode != http.StatusNotFound || body != notFoundBody {
+				t.Fatalf("DELETE: %d %q, want 404 %s", res.StatusCode, body, notFoundBody)
+			}
+			if code := e.whipDelete(location, token); code != http.StatusOK {
+				t.Fatalf("DELETE with a plain header: %d", code)
+			}
+		})
+	}
+	if strings.Contains(e.logs.String(), "ivat-") {
+		t.Fatal("a token value is in the log")
+	}
+}
+
+// notFoundBody is the API's 404 body (SPEC 4.1), which a WHIP DELETE of an
+// unknown session, or with another token, answers.
+const notFoundBody = `{"message":"Not Found","statusCode":404}`
+
 func jsonOffer(offer, extra string) string {
 	b, _ := json.Marshal(offer)
 	return `{"offer":` + string(b) + `,` + extra + `}`
 }
 
 // newWHIPClientNoVideo is an offer with a data channel and no video.
-func newWHIPClientNoVideo(t *testing.T) string {
+func newWHIPClientNoVideo(t testing.TB) string {
 	_, offer := dataOnlyPeer(t, webrtc.SettingEngine{})
 	return offer.SDP
 }
 
 // dataOnlyPeer is a peer connection with a vitals data channel and no
 // video, and its offer (not yet set: nothing gathered).
-func dataOnlyPeer(t *testing.T, se webrtc.SettingEngine) (*webrtc.PeerConnection, webrtc.SessionDescription) {
+func dataOnlyPeer(t testing.TB, se webrtc.SettingEngine) (*webrtc.PeerConnection, webrtc.SessionDescription) {
 	t.Helper()
 	pc, err := webrtc.NewAPI(webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
@@ -352,4 +541,73 @@ func dataOnlyPeer(t *testing.T, se webrtc.SettingEngine) (*webrtc.PeerConnection
 		t.Fatal(err)
 	}
 	return pc, offer
+}
+
+// FuzzReadWHIP: no query, content type or body makes readWHIP panic. It
+// refuses a request only as malformed (400) or too large (413), and never
+// takes a body over maxOfferBytes. What it accepts keeps PROTOCOL.md's
+// rules: one chain, scan or realtime; an SDP offer with VP8 video and a
+// data channel (the body itself when it is application/sdp); measure
+// inputs (JSON, not null: whether they are valid inputs is the
+// handshake's to say) or a measureId, not both; and no token, which only
+// the Authorization header gives. The seeds follow the requests of
+// TestWHIP and TestWHIPRefusals.
+func FuzzReadWHIP(f *testing.F) {
+	offer := newWHIPClient(f).offer(f)
+	const measureID = "3f0e5a3e-2c7d-4d1b-9d0f-2b8c1f6f4a10"
+	for _, seed := range []struct{ query, contentType, body string }{
+		{"chain=scan", "application/sdp", offer},
+		{"chain=realtime&measureId=" + measureID, "application/sdp", offer},
+		{"chain=realtime", "application/json", jsonOffer(offer, `"measure":{"tags":["webrtc"]}`)},
+		{"chain=scan", "application/json; charset=utf-8", jsonOffer(offer, `"measureId":"`+measureID+`"`)},
+		{"chain=scan&measureId=" + measureID, "application/json", jsonOffer(offer, `"measureId":"`+measureID+`"`)},
+		{"chain=scan", "application/json", jsonOffer(offer, `"measure":null`)},
+		{"chain=scan", "application/json", jsonOffer(offer, `"measure":{"tags":[""]}`)},
+		{"", "application/sdp", offer},
+		{"chain=scan&chain=scan", "application/sdp", offer},
+		{"chain=scan", "application/sdp", "hello"},
+		{"chain=scan", "application/sdp", newWHIPClientNoVideo(f)},
+		{"chain=scan", "text/plain", offer},
+		{"chain=scan", "application/json", `{"offer":"x","sdp":"y"}`},
+		{"chain=scan", "application/sdp", strings.Repeat("x", maxOfferBytes+1)},
+	} {
+		f.Add(seed.query, seed.contentType, []byte(seed.body))
+	}
+	f.Fuzz(func(t *testing.T, query, contentType string, body []byte) {
+		r := &http.Request{
+			Method: http.MethodPost,
+			URL:    &url.URL{Path: "/sessions/whip", RawQuery: query},
+			Header: http.Header{"Content-Type": {contentType}},
+			Body:   io.NopCloser(bytes.NewReader(body)),
+		}
+		req, err := readWHIP(httptest.NewRecorder(), r)
+		// A body past the limit is refused: as too large, or for what
+		// the query says before the body is read.
+		var tooLarge *http.MaxBytesError
+		if (errors.As(err, &tooLarge) && len(body) <= maxOfferBytes) || (err == nil && len(body) > maxOfferBytes) {
+			t.Fatalf("%d bytes: %v", len(body), err)
+		}
+		if err != nil {
+			if tooLarge == nil && !errors.Is(err, errWHIPRequest) {
+				t.Fatalf("refused neither as malformed nor as too large: %v", err)
+			}
+			return
+		}
+		o := req.open
+		ct, _, _ := mime.ParseMediaType(contentType)
+		switch {
+		case o.chain != Scan && o.chain != Realtime, len(r.URL.Query()["chain"]) != 1:
+			t.Fatalf("accepted chain %q from %q", o.chain, query)
+		case checkOffer(req.offer) != nil:
+			t.Fatalf("accepted an unusable offer: %v", checkOffer(req.offer))
+		case ct == "application/sdp" && req.offer != string(body):
+			t.Fatal("an application/sdp offer is not the body")
+		case o.measure != nil && o.measureID != "":
+			t.Fatalf("accepted both measure inputs and measureId %q", o.measureID)
+		case o.measure != nil && (!json.Valid(o.measure) || isNull(o.measure)):
+			t.Fatalf("accepted measure inputs %q", o.measure)
+		case o.token != "":
+			t.Fatal("the request, not its Authorization header, gave a token")
+		}
+	})
 }

@@ -166,7 +166,8 @@ func TestWidgetModules(t *testing.T) {
 		const { closeError, socketURL } = await import('/widget/websocket.js');
 		const { whipError } = await import('/widget/webrtc.js');
 		const out = {};
-		for (const code of [1008, 1013, 1006, 1001, 4000, 4001, 4002, 1002, 1009, 1011]) out['ws ' + code] = closeError(code, '').code;
+		for (const code of [1008, 1013, 1006, 1001, 4000, 4001, 4002, 4003, 1002, 1009, 1011]) out['ws ' + code] = closeError(code, '').code;
+		out['ws 4003 message differs'] = String(closeError(4003, 'time limit').message !== closeError(1011, '').message);
 		for (const status of [401, 503, 400, 413, 500]) out['whip ' + status] = whipError(status).code;
 		out['url https'] = socketURL('https://pw.example.com/widget/');
 		out['url http'] = socketURL('http://127.0.0.1:8080/');
@@ -175,6 +176,7 @@ func TestWidgetModules(t *testing.T) {
 	for k, want := range map[string]string{
 		"ws 1008": "token-refused", "ws 1013": "busy", "ws 1006": "network", "ws 1001": "network",
 		"ws 4000": "network", "ws 4001": "network", "ws 4002": "network",
+		"ws 4003": "time-limit", "ws 4003 message differs": "true",
 		"ws 1002": "server", "ws 1009": "server", "ws 1011": "server",
 		"whip 401": "token-refused", "whip 503": "busy", "whip 400": "unsupported", "whip 413": "unsupported", "whip 500": "server",
 		"url https": "wss://pw.example.com/sessions", "url http": "ws://127.0.0.1:8080/sessions",

@@ -11,6 +11,7 @@ export const codes = Object.freeze({
   tokenRefused: 'token-refused', // the server refused the token (expired, spent, revoked, wrong chain...)
   network: 'network', // the connection to the server failed or was lost
   busy: 'busy', // the server runs its maximum of sessions: try again soon
+  timeLimit: 'time-limit', // a scan not captured in full within the session's longest life (close 4003): nothing stored
   server: 'server', // the server answered something the widget cannot use
 });
 
@@ -23,6 +24,7 @@ const messages = {
   [codes.tokenRefused]: 'The measurement was not authorised: the access token was refused.',
   [codes.network]: 'The connection to the measurement server was lost. Check the network and try again.',
   [codes.busy]: 'The measurement server is busy. Try again in a moment.',
+  [codes.timeLimit]: 'The measurement took too long to complete and nothing was saved. Try again.',
   [codes.server]: 'The measurement server answered unexpectedly. Try again later.',
 };
 

@@ -21,6 +21,8 @@ export function closeError(code, reason) {
       return new PulseWireError(codes.tokenRefused, 'the server refused the handshake (1008)');
     case 1013:
       return new PulseWireError(codes.busy, 'the server is at its session limit (1013)');
+    case 4003:
+      return new PulseWireError(codes.timeLimit, 'the scan had not covered its duration at the session\'s longest life (4003)');
     case 1001:
     case 4000:
     case 4001:
