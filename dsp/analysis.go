@@ -66,13 +66,18 @@ type pulseAnalysis struct {
 	beats   []beats.Beat
 	iv      []beats.Interval
 	nn      beats.NNStats
-	summary Summary
+	// timingNoise is beats.SplitNoise (s²) when the capture came in two
+	// halves; noiseKnown says whether it did.
+	timingNoise float64
+	noiseKnown  bool
+	summary     Summary
 }
 
 // analyzePulse runs the signal part of every route: times in seconds from 0
 // (clean output), one channel for contact traces or R, G, B for camera ones,
-// and for camera traces from frames the references of pulse.Camera.
-func analyzePulse(t []float64, chans, refs [][]float64) pulseAnalysis {
+// and for camera traces from frames the R, G, B of the skin's two halves
+// (forehead, then cheeks: six channels) and the references of pulse.Camera.
+func analyzePulse(t []float64, chans, halves, refs [][]float64) pulseAnalysis {
 	var pa pulseAnalysis
 	pa.summary.Samples = len(t)
 	if len(t) < 2 {
@@ -95,18 +100,17 @@ func analyzePulse(t []float64, chans, refs [][]float64) pulseAnalysis {
 		return pa
 	}
 	pa.rateHz = math.Min(math.Round(pa.summary.FrameRateHz), maxGridRateHz)
-	grid := make([][]float64, len(chans))
-	for i, c := range chans {
-		grid[i] = resample.Uniform(nil, t, c, pa.rateHz)
-	}
-	if len(grid) == 3 {
-		c := pulse.Camera{R: grid[0], G: grid[1], B: grid[2]}
+	uniform := func(x []float64) []float64 { return resample.Uniform(nil, t, x, pa.rateHz) }
+	var refsGrid [][]float64
+	if len(chans) == 3 {
+		c := pulse.Camera{R: uniform(chans[0]), G: uniform(chans[1]), B: uniform(chans[2])}
 		for _, r := range refs {
-			c.Refs = append(c.Refs, resample.Uniform(nil, t, r, pa.rateHz))
+			refsGrid = append(refsGrid, uniform(r))
 		}
+		c.Refs = refsGrid
 		pa.wave = pulse.FromCamera(c, pa.rateHz)
 	} else {
-		pa.wave = pulse.FromIntensity(grid[0], pa.rateHz)
+		pa.wave = pulse.FromIntensity(uniform(chans[0]), pa.rateHz)
 	}
 	pa.summary.Method = string(pa.wave.Method)
 	pa.track = trackRate(pa.wave.Pulse, pa.rateHz)
@@ -123,6 +127,15 @@ func analyzePulse(t []float64, chans, refs [][]float64) pulseAnalysis {
 	beats.Align(pa.beats, pa.wave.Wide, pa.rateHz)
 	pa.iv = beats.Intervals(pa.beats)
 	pa.nn = beats.Stats(pa.iv)
+	if len(halves) == 6 {
+		var timed [2][]beats.Beat
+		for h := range timed {
+			c := pulse.Camera{R: uniform(halves[3*h]), G: uniform(halves[3*h+1]), B: uniform(halves[3*h+2]), Refs: refsGrid}
+			timed[h] = slices.Clone(pa.beats)
+			beats.Align(timed[h], pulse.WideAs(c, pa.rateHz, pa.wave), pa.rateHz)
+		}
+		pa.timingNoise, pa.noiseKnown = beats.SplitNoise(pa.iv, timed[0], timed[1])
+	}
 	pa.summary.Beats = len(pa.beats)
 	pa.summary.NNIntervals = pa.nn.Count
 	return pa

@@ -1,6 +1,7 @@
 package dsp
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -180,20 +181,50 @@ func TestHRVGate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		iv   []beats.Interval
-		want Code
+		// misfits is how many beats fit the mean beat below MinBeatFit.
+		misfits int
+		// noiseS2 is beats.SplitNoise (s²); negative means not known.
+		noiseS2 float64
+		want    Code
 	}{
-		{"10 NN pairs", series(11, 0.8, 0.02), ""},
-		{"9 NN pairs", series(10, 0.8, 0.02), BadRMSSD},
-		{"60% NN", series(30, 0.8, 0.02, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), ""},
-		{"57% NN", series(30, 0.8, 0.02, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), BadRMSSD},
-		{"RMSSD 248 ms", series(30, 0.9, 0.124), ""},
-		{"RMSSD 252 ms", series(30, 0.9, 0.126), BadRMSSD},
+		{"10 NN pairs", series(11, 0.8, 0.02), 0, -1, ""},
+		{"9 NN pairs", series(10, 0.8, 0.02), 0, -1, BadRMSSD},
+		{"60% NN", series(30, 0.8, 0.02, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), 0, -1, ""},
+		{"57% NN", series(30, 0.8, 0.02, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), 0, -1, BadRMSSD},
+		{"RMSSD 248 ms", series(30, 0.9, 0.124), 0, -1, ""},
+		{"RMSSD 252 ms", series(30, 0.9, 0.126), 0, -1, BadRMSSD},
+		// 31 beats, the first at the edge: 3 misfits of 30 is 90%.
+		{"90% of the beats fit", series(30, 0.8, 0.02), 3, -1, ""},
+		{"87% of the beats fit", series(30, 0.8, 0.02), 4, -1, BadRMSSD},
+		// RMSSD 40 ms measured; noise of 0.0007 s² leaves 30 ms.
+		{"noise below the variability", series(30, 0.8, 0.02), 0, 0.0007, ""},
+		// 1600 ms² measured: noise may explain 1200 of it.
+		{"noise three quarters of the variability", series(30, 0.8, 0.02), 0, 0.0012, ""},
+		{"noise over three quarters of the variability", series(30, 0.8, 0.02), 0, 0.00121, BadRMSSD},
+		// 260 ms measured is over the limit, but the 249.8 ms left after
+		// the noise is not.
+		{"RMSSD 249.8 ms after the noise", series(30, 0.9, 0.13), 0, 0.0052, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pa := pulseAnalysis{seconds: 30, iv: tc.iv, nn: beats.Stats(tc.iv)}
+			pa.beats = make([]beats.Beat, len(tc.iv)+1)
+			for i := range pa.beats {
+				pa.beats[i].Fit = 0.95
+				if i > 0 && i <= tc.misfits {
+					pa.beats[i].Fit = MinBeatFit - 0.01
+				}
+			}
+			pa.beats[0] = beats.Beat{Edge: true}
+			pa.timingNoise, pa.noiseKnown = tc.noiseS2, tc.noiseS2 >= 0
 			hrv, strs := hrvVariables(&pa)
 			if hrv.Error != tc.want || (tc.want != "" && strs.Error != tc.want) {
 				t.Errorf("hrv %+v strs %+v (stats %+v), want %q", hrv, strs, pa.nn, tc.want)
+			}
+			if tc.want == "" && tc.noiseS2 > 0 {
+				want := math.Sqrt(pa.nn.RMSSDs*pa.nn.RMSSDs-tc.noiseS2) * 1000
+				if got := hrv.Value.(Mean).Mean; math.Abs(got-want) > 0.05 {
+					t.Errorf("hrv %v ms, want %.1f ms", got, want)
+				}
 			}
 		})
 	}

@@ -30,6 +30,10 @@ type Stream struct {
 	// The references of the trace (pulse.Camera): background luma, face
 	// centre and side, same frames.
 	bg, cx, cy, side []float64
+	// The skin colour (R, G, B) of the two halves whose beat times are
+	// compared to measure the timing noise (beats.SplitNoise): the forehead
+	// and the two cheeks together, same frames.
+	halves [2][3][]float64
 }
 
 // streamCapacity is the number of frames the buffers are first sized for.
@@ -38,7 +42,7 @@ const streamCapacity = 60 * 30
 // NewStream starts the analysis of one capture. The cascade is shared
 // read-only (face.LoadCascade); in says what the final Result holds.
 func NewStream(c *face.Cascade, in Inputs) *Stream {
-	return &Stream{
+	s := &Stream{
 		in:      in,
 		tracker: face.NewTracker(c),
 		recs:    make([]frameRecord, 0, streamCapacity),
@@ -51,6 +55,12 @@ func NewStream(c *face.Cascade, in Inputs) *Stream {
 		cy:      make([]float64, 0, streamCapacity),
 		side:    make([]float64, 0, streamCapacity),
 	}
+	for h := range s.halves {
+		for c := range s.halves[h] {
+			s.halves[h][c] = make([]float64, 0, streamCapacity)
+		}
+	}
+	return s
 }
 
 // Push adds a frame captured at the given time since the start of the
@@ -80,16 +90,16 @@ func (s *Stream) Observe(o face.Observation, at time.Duration) {
 		s.start = at
 	}
 	ts := (at - s.start).Seconds()
-	face := o.Face && o.SkinPixels > 0
+	seen := o.Face && o.SkinPixels > 0
 	s.recs = append(s.recs, frameRecord{
 		t:            ts,
-		face:         face,
+		face:         seen,
 		faceFraction: float32(o.FaceFraction),
 		luma:         float32(o.Luma),
 		sceneLuma:    float32(o.SceneLuma),
 		motion:       float32(o.Motion),
 	})
-	if face {
+	if seen {
 		s.t = append(s.t, ts*1000)
 		s.r = append(s.r, o.R)
 		s.g = append(s.g, o.G)
@@ -98,6 +108,18 @@ func (s *Stream) Observe(o face.Observation, at time.Duration) {
 		s.cx = append(s.cx, o.CentreX)
 		s.cy = append(s.cy, o.CentreY)
 		s.side = append(s.side, o.Side)
+		forehead := o.Regions[face.Forehead]
+		cheeks := mix(o.Regions[face.LeftCheek], o.Regions[face.RightCheek])
+		for h, c := range [2]face.Colour{forehead, cheeks} {
+			if c.Pixels == 0 {
+				// A hidden half repeats the whole: no noise is seen
+				// where there is nothing to compare.
+				c = face.Colour{R: o.R, G: o.G, B: o.B}
+			}
+			s.halves[h][0] = append(s.halves[h][0], c.R)
+			s.halves[h][1] = append(s.halves[h][1], c.G)
+			s.halves[h][2] = append(s.halves[h][2], c.B)
+		}
 	}
 }
 
@@ -129,8 +151,10 @@ func (s *Stream) analyze(fromS float64) pulseAnalysis {
 	case len(codes) > 0 && codes[0] == ConformityFacePresence:
 		pa.err = codes[0]
 	default:
-		t, ch := clean(s.t[j:], s.r[j:], s.g[j:], s.b[j:], s.bg[j:], s.cx[j:], s.cy[j:], s.side[j:])
-		pa = analyzePulse(t, ch[:3], references(ch[3], ch[4:]))
+		h := &s.halves
+		t, ch := clean(s.t[j:], s.r[j:], s.g[j:], s.b[j:], s.bg[j:], s.cx[j:], s.cy[j:], s.side[j:],
+			h[0][0][j:], h[0][1][j:], h[0][2][j:], h[1][0][j:], h[1][1][j:], h[1][2][j:])
+		pa = analyzePulse(t, ch[:3], ch[7:], references(ch[3], ch[4:7]))
 		// A capture fault explains a missing pulse better than the
 		// absence itself, and a pulse measured through one is not trusted.
 		if len(codes) > 0 && (pa.err == "" || pa.err == ConformityMissingSignal) {
@@ -140,6 +164,18 @@ func (s *Stream) analyze(fromS float64) pulseAnalysis {
 	pa.summary.Seconds = q.seconds
 	pa.summary.Conformity = pa.err
 	return pa
+}
+
+// mix is the colour of two regions together: their means weighted by their
+// skin pixels, as the tracker combines the regions of interest (it
+// weighs by fractions of a pixel, so the two differ by rounding only).
+func mix(a, b face.Colour) face.Colour {
+	n := a.Pixels + b.Pixels
+	if n == 0 {
+		return face.Colour{}
+	}
+	wa, wb := float64(a.Pixels)/float64(n), float64(b.Pixels)/float64(n)
+	return face.Colour{R: wa*a.R + wb*b.R, G: wa*a.G + wb*b.G, B: wa*a.B + wb*b.B, Pixels: n}
 }
 
 // recordAt is the index of the first frame record at or after the given

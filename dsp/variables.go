@@ -19,6 +19,24 @@ const (
 	// MaxRMSSDms: an RMSSD above 250 ms is outside what sinus rhythm at rest
 	// produces and points to detection errors or arrhythmia.
 	MaxRMSSDms = 250.0
+	// MinBeatFit and MinBeatFitShare: beat-to-beat timing needs clean
+	// beats, not only a clear rhythm. At least 90% of the beats must
+	// correlate 0.9 or more with the mean beat (beats.Align): noise at
+	// most about a quarter of the pulse's power (1/0.9² - 1) in nine
+	// beats out of ten. The timing noise that SplitNoise cannot see,
+	// because it is common to the whole face (a video codec's frame-wide
+	// decisions, motion), also bends the beats out of shape, and this is
+	// where it shows. The spectral SNR would be the wrong test: a variable
+	// rhythm spreads the pulse's spectral peak, so it would refuse exactly
+	// the people with a high HRV.
+	MinBeatFit      = 0.9
+	MinBeatFitShare = 0.9
+	// MaxNoiseShare: the timing noise measured between the two halves of
+	// the face may explain at most three quarters of the squared RMSSD.
+	// The noise estimate of a 30 s capture (25-50 differences) spreads by
+	// about a third of itself, so beyond that share the spread is as
+	// large as what is left after taking the noise out.
+	MaxNoiseShare = 0.75
 )
 
 // Stress levels from Baevsky's stress index (beats.StressIndex), bands
@@ -101,8 +119,24 @@ func hrvVariables(pa *pulseAnalysis) (hrv, strs Variable) {
 		return fail(c), fail(c)
 	}
 	nn := pa.nn
+	if nn.Pairs < MinNNPairs || float64(nn.Count) < MinNNShare*float64(nn.Total) ||
+		beats.FitShare(pa.beats, MinBeatFit) < MinBeatFitShare {
+		return fail(BadRMSSD), fail(BadRMSSD)
+	}
 	rmssd := 1000 * nn.RMSSDs
-	if nn.Pairs < MinNNPairs || float64(nn.Count) < MinNNShare*float64(nn.Total) || rmssd > MaxRMSSDms {
+	if pa.noiseKnown {
+		// Timing noise inflates RMSSD; take out the part the two halves
+		// of the face measured (beats.SplitNoise). When noise explains
+		// most of it, the variability is below what this capture can
+		// resolve.
+		measured := rmssd * rmssd
+		noise := 1e6 * pa.timingNoise
+		if noise > MaxNoiseShare*measured {
+			return fail(BadRMSSD), fail(BadRMSSD)
+		}
+		rmssd = math.Sqrt(measured - noise)
+	}
+	if rmssd > MaxRMSSDms {
 		return fail(BadRMSSD), fail(BadRMSSD)
 	}
 	hrv = ok(Mean{round(rmssd, 1)})
@@ -164,7 +198,7 @@ func analyzeSignal(t []float64, ch [][]float64, in *Inputs) Result {
 		pa.err = MissingSignal
 		pa.summary.Conformity = MissingSignal
 	} else {
-		pa = analyzePulse(t, ch, nil)
+		pa = analyzePulse(t, ch, nil, nil)
 	}
 	return assemble(&pa, in)
 }

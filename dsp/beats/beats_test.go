@@ -2,6 +2,7 @@ package beats
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -175,5 +176,55 @@ func TestIntervalsRejectMisplacedBeats(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSplitNoise times the same heartbeats twice with independent noise, as
+// the forehead and the cheeks do, and the whole as their mean: the measured
+// RMSSD is inflated by the noise, and taking SplitNoise out of its square
+// gives back the RMSSD of the beats themselves.
+func TestSplitNoise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	const n = 3000 // long enough that the estimate's own spread is small
+	truth := []float64{0}
+	for range n {
+		truth = append(truth, truth[len(truth)-1]+0.8+0.03*rng.NormFloat64())
+	}
+	trueRMSSD := Stats(Intervals(beatsAt(truth...))).RMSSDs
+	for _, tc := range []struct {
+		name  string
+		sigma float64 // timing noise of each half, s
+	}{
+		{"no noise", 0},
+		{"5 ms per half", 0.005},
+		{"15 ms per half", 0.015},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b, whole := make([]float64, len(truth)), make([]float64, len(truth)), make([]float64, len(truth))
+			for i, v := range truth {
+				// A constant lag between the halves, as between forehead
+				// and cheeks, changes nothing.
+				a[i] = v + 0.02 + tc.sigma*rng.NormFloat64()
+				b[i] = v + tc.sigma*rng.NormFloat64()
+				whole[i] = (a[i] + b[i]) / 2
+			}
+			iv := Intervals(beatsAt(whole...))
+			measured := Stats(iv).RMSSDs
+			noise, found := SplitNoise(iv, beatsAt(a...), beatsAt(b...))
+			if !found {
+				t.Fatal("no estimate")
+			}
+			corrected := math.Sqrt(measured*measured - noise)
+			t.Logf("true %.1f ms, measured %.1f ms, corrected %.1f ms", 1000*trueRMSSD, 1000*measured, 1000*corrected)
+			if math.Abs(corrected-trueRMSSD) > 0.05*trueRMSSD {
+				t.Errorf("corrected RMSSD %.1f ms, true %.1f ms (measured %.1f ms)", 1000*corrected, 1000*trueRMSSD, 1000*measured)
+			}
+			if tc.sigma >= 0.015 && measured < 1.1*trueRMSSD {
+				t.Errorf("measured %.1f ms: the noise should inflate the true %.1f ms", 1000*measured, 1000*trueRMSSD)
+			}
+		})
+	}
+	if _, found := SplitNoise(Intervals(beatsAt(0, 1, 2)), beatsAt(0, 1), beatsAt(0, 1, 2)); found {
+		t.Error("halves of different lengths gave an estimate")
 	}
 }

@@ -28,6 +28,11 @@ type Beat struct {
 	// Fit is the correlation of the beat with the mean beat after Align,
 	// 0-1 (0 before Align, or when the beat was too near an end).
 	Fit float64
+	// Edge is set by Align on a beat too near an end of the wave to be
+	// compared with the mean beat: its time is the detector's, at the very
+	// samples the filters' start and end transients distort, and it is not
+	// trusted.
+	Edge bool
 }
 
 // Amplitude is the height of the beat above its foot.

@@ -144,7 +144,71 @@ func Stats(iv []Interval) NNStats {
 	return st
 }
 
-// trusted reports whether a beat's time can be trusted: its shape fits the
-// mean beat (Beat.Fit at least MinFit), or it was never compared (Fit 0:
-// no Align, or too near an end of the wave).
-func trusted(b Beat) bool { return b.Fit == 0 || b.Fit >= MinFit }
+// FitShare is the share of the beats Align compared with the mean beat
+// (not at an Edge) whose Fit is at least minFit, 0-1; 0 when Align compared
+// none.
+func FitShare(bs []Beat, minFit float64) float64 {
+	n, good := 0, 0
+	for _, b := range bs {
+		if b.Edge || b.Fit == 0 {
+			continue
+		}
+		n++
+		if b.Fit >= minFit {
+			good++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(good) / float64(n)
+}
+
+// trusted reports whether a beat's time can be trusted: it is not at an Edge
+// and its shape fits the mean beat (Beat.Fit at least MinFit), or it was
+// never compared (Fit 0 without Align).
+func trusted(b Beat) bool { return !b.Edge && (b.Fit == 0 || b.Fit >= MinFit) }
+
+// SplitNoise estimates how much beat-timing noise adds to the mean square
+// successive difference that RMSSD is the root of, from the same beats
+// timed twice on two halves of the measurement with independent noise (the
+// forehead's pixels and the cheeks'; a and b hold the times of the beats of
+// iv, in the same order). It is the noise-bias correction of a split-half
+// design: with e_a and e_b the two halves' independent timing errors, the
+// whole measurement's error is about their mean (e_a+e_b)/2, a matched
+// filter's time error being linear in the noise, while the half difference
+// d = (t_a-t_b)/2 carries (e_a-e_b)/2, which has the very same covariance
+// and no heartbeat in it (a constant lag between the halves cancels). So the
+// noise's share of the squared successive differences of the intervals,
+// over the pairs Stats counts, is the mean square of the second difference
+// of d over the same beats, and
+//
+//	RMSSD² (true) ≈ RMSSD² (measured) - SplitNoise
+//
+// (the same idea as the noise variance from the difference of two half
+// measurements; Bland & Altman, Lancet 327(8476), 1986, for the
+// repeatability use). Noise common to both halves, such as a codec's
+// frame-wide decisions or motion, is not seen. found is false when a and b
+// do not match iv or no pair is NN.
+func SplitNoise(iv []Interval, a, b []Beat) (s2 float64, found bool) {
+	if len(iv) < 2 || len(a) != len(iv)+1 || len(b) != len(a) {
+		return 0, false
+	}
+	d := func(k int) float64 { return (a[k].T - b[k].T) / 2 }
+	ok := func(k int) bool { return trusted(a[k]) && trusted(b[k]) }
+	var sum float64
+	n := 0
+	for i := 1; i < len(iv); i++ {
+		// A beat that one half could not time well (its Fit) was never
+		// timed that badly in the whole, or it would not be NN there.
+		if iv[i].NN && iv[i-1].NN && ok(i-1) && ok(i) && ok(i+1) {
+			dd := d(i+1) - 2*d(i) + d(i-1)
+			sum += dd * dd
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}

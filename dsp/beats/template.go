@@ -46,7 +46,7 @@ const (
 // template matching: each Beat's T moves to the shift that best correlates
 // the mean beat with it (read between fine-grid points by a parabola), and
 // Fit is set to that correlation. Beats too close to the ends of the wave for a whole
-// template keep their time and get Fit 0. It needs three beats.
+// template keep their time, get Fit 0 and are marked Edge. It needs three beats.
 func Align(bs []Beat, wave []float64, rateHz float64) {
 	if len(bs) < 3 {
 		return
@@ -76,6 +76,7 @@ func Align(bs []Beat, wave []float64, rateHz float64) {
 		weight[k] = 0.5 * (1 - math.Cos(2*math.Pi*(float64(k)+0.5)/float64(span)))
 	}
 	fits := make([]float64, len(bs))
+	edge := make([]bool, len(bs))
 	scores := make([]float64, 2*search+1)
 	for range alignPasses {
 		clear(tmpl)
@@ -103,7 +104,8 @@ func Align(bs []Beat, wave []float64, rateHz float64) {
 		ref := steepest(tmpl, -lo)
 		for i := range bs {
 			c := at(bs[i].T)
-			if !inside(c) {
+			edge[i] = !inside(c)
+			if edge[i] {
 				fits[i] = 0
 				continue
 			}
@@ -129,6 +131,7 @@ func Align(bs []Beat, wave []float64, rateHz float64) {
 	}
 	for i := range bs {
 		bs[i].Fit = fits[i]
+		bs[i].Edge = edge[i]
 	}
 }
 

@@ -99,3 +99,38 @@ func TestAlignTimesBeats(t *testing.T) {
 		}
 	})
 }
+
+// TestAlignMarksEdges checks that beats too near the ends of the wave for a
+// whole template are marked Edge and end no NN interval, while every other
+// beat is compared and keeps its intervals.
+func TestAlignMarksEdges(t *testing.T) {
+	const fps = 30
+	s := testsignal.Make(testsignal.Config{Seed: 3, HR: 72, FPS: fps, RMSSDms: 20})
+	ts := make([]float64, len(s.T))
+	for i, v := range s.T {
+		ts[i] = v / 1000
+	}
+	w := pulse.FromIntensity(resample.Uniform(nil, ts, s.I, fps), fps)
+	bs := Detect(nil, w.Pulse, constant(len(w.Pulse), 60/72.0), fps)
+	Align(bs, w.Wide, fps)
+	// The template spans ±0.3 periods and the search ±0.12: a beat needs
+	// 0.42 periods (0.35 s) of wave on each side.
+	const need = 0.42 * 60 / 72
+	last := float64(len(w.Wide)-1) / fps
+	iv := Intervals(bs)
+	for i, b := range bs {
+		wantEdge := b.T < need-0.05 || b.T > last-need+0.05
+		if b.T > need+0.05 && b.T < last-need-0.05 && b.Edge {
+			t.Errorf("beat %d at %.2f s of %.2f s marked Edge", i, b.T, last)
+		}
+		if wantEdge && !b.Edge {
+			t.Errorf("beat %d at %.2f s of %.2f s not marked Edge", i, b.T, last)
+		}
+		if b.Edge && ((i > 0 && iv[i-1].NN) || (i < len(iv) && iv[i].NN)) {
+			t.Errorf("an interval of edge beat %d is NN", i)
+		}
+	}
+	if !bs[0].Edge && bs[0].T < need {
+		t.Errorf("first beat at %.2f s not at the edge", bs[0].T)
+	}
+}

@@ -2,6 +2,7 @@ package pulse
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
@@ -86,5 +87,46 @@ func TestContactPolarity(t *testing.T) {
 	}
 	if c := dot / math.Sqrt(na*nb); c < 0.95 {
 		t.Errorf("correlation of the two orientations %.2f", c)
+	}
+}
+
+// TestWideAs checks that extracting a trace the way a wave was extracted
+// gives that very wave back for the same trace, with references or without,
+// and that the rectification and the turn it repeats are the wave's own.
+func TestWideAs(t *testing.T) {
+	const rate, n = 30.0, 900
+	c := Camera{R: make([]float64, n), G: make([]float64, n), B: make([]float64, n), Refs: [][]float64{make([]float64, n)}}
+	for i := range n {
+		ts := float64(i) / rate
+		p := 0.004 * math.Sin(2*math.Pi*1.2*ts)
+		// A sway that moves the green channel more than the others, so
+		// the projections do not cancel it and rectification has work.
+		sway := 0.01 * math.Sin(2*math.Pi*0.3*ts)
+		c.R[i], c.G[i], c.B[i] = 150*(1+0.4*p), 110*(1+p+sway), 90*(1+0.7*p)
+		c.Refs[0][i] = sway
+	}
+	for _, refs := range []bool{true, false} {
+		cam := c
+		if !refs {
+			cam.Refs = nil
+		}
+		w := FromCamera(cam, rate)
+		if !slices.Equal(WideAs(cam, rate, w), w.Wide) {
+			t.Errorf("refs %v: the same trace gave another wave (%s, rectified %v, flipped %v)", refs, w.Method, w.Rectified, w.Flipped)
+		}
+	}
+	like := Wave{Method: MethodGreen}
+	plain := WideAs(c, rate, like)
+	like.Rectified = true
+	rect := WideAs(c, rate, like)
+	like.Flipped = true
+	turned := WideAs(c, rate, like)
+	if slices.Equal(plain, rect) {
+		t.Error("rectification changed nothing")
+	}
+	for i := range rect {
+		if turned[i] != -rect[i] {
+			t.Fatalf("sample %d: turned %g, want %g", i, turned[i], -rect[i])
+		}
 	}
 }

@@ -46,6 +46,9 @@ type Wave struct {
 	Baseline []float64
 	// Method is the projection that produced Pulse.
 	Method Method
+	// Rectified is true when the wave was rectified against the camera's
+	// references (Rectify), Flipped when Orient turned it over.
+	Rectified, Flipped bool
 	// SNR is the spectral pulse signal-to-noise ratio of Pulse in dB at its
 	// strongest 40-200 bpm peak (spectrum.SNR), the evidence Method was
 	// chosen by.
@@ -136,25 +139,50 @@ func newExtractor(c Camera, rateHz float64) *extractor {
 // removes an artefact either raises the SNR at the pulse or moves the peak
 // away from the artefact, and is kept in both cases.
 func (x *extractor) extract(m Method) Wave {
-	c := x.c
-	var wide []float64
-	switch m {
-	case MethodPOS:
-		wide = x.wide.FiltFilt(nil, POS(nil, c.R, c.G, c.B, x.rateHz))
-	case MethodCHROM:
-		wide = CHROM(nil, c.R, c.G, c.B, x.rateHz, x.wide)
-	default:
-		wide = x.wide.FiltFilt(nil, relative(c.G))
-	}
-	if len(x.refs) == 0 {
-		return finish(Wave{Wide: wide, Method: m}, x.narrow, x.rateHz, &x.a)
-	}
-	rect := finish(Wave{Wide: Rectify(nil, wide, x.refs, x.rateHz), Method: m}, x.narrow, x.rateHz, &x.a)
+	wide := x.project(m)
 	raw := finish(Wave{Wide: wide, Method: m}, x.narrow, x.rateHz, &x.a)
+	if len(x.refs) == 0 {
+		return raw
+	}
+	rect := finish(Wave{Wide: Rectify(nil, wide, x.refs, x.rateHz), Method: m, Rectified: true}, x.narrow, x.rateHz, &x.a)
 	if raw.SNR > rect.SNR && math.Abs(raw.PeakHz-rect.PeakHz) <= confirmHz {
 		return raw
 	}
 	return rect
+}
+
+// project returns the wide-band wave of method m, before rectification.
+func (x *extractor) project(m Method) []float64 {
+	c := x.c
+	switch m {
+	case MethodPOS:
+		return x.wide.FiltFilt(nil, POS(nil, c.R, c.G, c.B, x.rateHz))
+	case MethodCHROM:
+		return CHROM(nil, c.R, c.G, c.B, x.rateHz, x.wide)
+	default:
+		return x.wide.FiltFilt(nil, relative(c.G))
+	}
+}
+
+// WideAs returns the wide-band wave of another trace of the same capture,
+// extracted the way like was: the same method, rectified against c's
+// references when like was, and turned the way like was turned (Orient,
+// which on a noisier part could decide otherwise). A part of the face (the
+// forehead, the cheeks) then gives a wave whose noise is its own while its
+// processing is the whole face's, which is what comparing the parts' beat
+// times needs.
+func WideAs(c Camera, rateHz float64, like Wave) []float64 {
+	x := newExtractor(c, rateHz)
+	wide := x.project(like.Method)
+	if like.Rectified && len(x.refs) > 0 {
+		wide = Rectify(nil, wide, x.refs, x.rateHz)
+	}
+	if like.Flipped {
+		for i := range wide {
+			wide[i] = -wide[i]
+		}
+	}
+	return wide
 }
 
 // confirmHz: two spectra whose strongest peaks are within 0.05 Hz (3 bpm)
@@ -175,7 +203,7 @@ func FromIntensity(x []float64, rateHz float64) Wave {
 
 // finish orients the wide wave, derives the narrow one and measures its SNR.
 func finish(w Wave, narrow *filter.Filter, rateHz float64, a *spectrum.Analyzer) Wave {
-	Orient(w.Wide)
+	w.Flipped = Orient(w.Wide)
 	w.Pulse = narrow.FiltFilt(nil, w.Wide)
 	var s spectrum.Spectrum
 	a.Periodogram(&s, w.Pulse, rateHz, spectrum.FFTLen(len(w.Pulse), rateHz, 0.01))
