@@ -125,7 +125,10 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 
 // deleteWHIP is DELETE /sessions/whip/{id}: the token that opened the
 // session ends it (hangUp). Any other token, and an unknown session, are
-// 404.
+// 404. It answers once the session has ended, so a realtime measure is
+// stored when the caller reads it: a WHIP client has no data channel left
+// to hear its result on, and would otherwise have to poll. The wait is
+// bounded by the session's own store timeout.
 func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 	sess := s.session(r.PathValue("id"))
 	hash := sha256.Sum256([]byte(control.Bearer(r.Header)))
@@ -134,5 +137,10 @@ func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess.do(command{kind: hangUp})
+	select {
+	case <-sess.done:
+	case <-r.Context().Done():
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 }

@@ -264,6 +264,10 @@ func TestWHIP(t *testing.T) {
 	if code := e.whipDelete(location, value); code != 200 {
 		t.Fatalf("DELETE: %d", code)
 	}
+	// The measure is stored by the time the DELETE answers.
+	if res, body := e.httpDo("GET", "/measures/"+o.MeasureID, ""); res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ended"`) {
+		t.Errorf("the measure as the DELETE answers: %d %s", res.StatusCode, body)
+	}
 	var result struct{ Measure measureJSON }
 	c.expect(t, "result", 20*time.Second).decode(t, &result)
 	if result.Measure.ID != o.MeasureID || result.Measure.Status != "ended" || len(result.Measure.Tags) != 1 {
@@ -357,9 +361,11 @@ func TestDataChannelSlowReader(t *testing.T) {
 	if code := e.whipDelete("/sessions/whip/"+o.SessionID, value); code != http.StatusOK {
 		t.Fatalf("DELETE: %d", code)
 	}
-	// The DELETE answers once the session has taken it; the measure is
-	// stored as the session ends.
-	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
+	// The DELETE answers once the session has ended and its measure is
+	// stored.
+	if e.srv.session(o.SessionID) != nil {
+		t.Error("the session outlived its DELETE")
+	}
 	if res, body := e.httpDo("GET", "/measures/"+o.MeasureID, ""); res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ended"`) {
 		t.Fatalf("the measure after the DELETE: %d %s", res.StatusCode, body)
 	}
