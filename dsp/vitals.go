@@ -60,7 +60,7 @@ var guidanceText = map[Code]string{
 }
 
 // Vitals returns the interim vitals and live guidance. It analyses recent
-// frames again on every call (about 20 ms of CPU for 30 s of frames,
+// frames again on every call (about 16 ms of CPU for 30 s of frames,
 // BenchmarkVitals), so call it about once a second, not per frame.
 func (s *Stream) Vitals() Vitals {
 	var v Vitals

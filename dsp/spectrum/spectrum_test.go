@@ -3,6 +3,7 @@ package spectrum
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -153,5 +154,26 @@ func TestWhitenLevelsASlope(t *testing.T) {
 	}
 	if w.Power[0] != 0 || w.Power[len(w.Power)-1] != 0 {
 		t.Error("bins outside the range not zero")
+	}
+}
+
+// TestNth checks the selection against a sort on random slices, with ties,
+// of every length up to 60, for every index.
+func TestNth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	for n := 1; n <= 60; n++ {
+		for _, levels := range []int{3, 1000} {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = float64(rng.IntN(levels))
+			}
+			sorted := slices.Clone(x)
+			slices.Sort(sorted)
+			for k := range n {
+				if got := nth(slices.Clone(x), k); got != sorted[k] {
+					t.Fatalf("n %d, %d levels, k %d: %g, want %g", n, levels, k, got, sorted[k])
+				}
+			}
+		}
 	}
 }

@@ -1,7 +1,5 @@
 package spectrum
 
-import "slices"
-
 // Whiten writes into dst the spectrum s divided by its local noise floor,
 // the median power within ±halfHz of each frequency, for the bins within
 // [loHz, hiHz] (zero elsewhere). A peak's whitened height is how far it
@@ -28,8 +26,7 @@ func Whiten(dst, s *Spectrum, loHz, hiHz, halfHz float64) {
 		for j := max(0, k-half); j <= min(len(s.Power)-1, k+half); j += 4 {
 			buf = append(buf, s.Power[j])
 		}
-		slices.Sort(buf)
-		return buf[len(buf)/2]
+		return nth(buf, len(buf)/2)
 	}
 	prevK, prevF := lo, floor(lo)
 	for k := lo; k <= hi; {
@@ -50,4 +47,48 @@ func Whiten(dst, s *Spectrum, loHz, hiHz, halfHz float64) {
 		}
 		prevK, prevF = nextK, nextF
 	}
+}
+
+// nth returns the value that would be at index k of a sorted, reordering a
+// (Hoare's selection with a median-of-three pivot): a median in linear
+// time. The noise floor takes hundreds of medians per spectrum, and a full
+// sort for each was a fifth of the live analysis's time.
+func nth(a []float64, k int) float64 {
+	lo, hi := 0, len(a)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if a[mid] < a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] < a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] < a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		p := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] < p {
+				i++
+			}
+			for a[j] > p {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return a[k]
+		}
+	}
+	return a[k]
 }
