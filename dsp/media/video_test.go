@@ -52,7 +52,7 @@ func TestDecodeVideoFormats(t *testing.T) {
 		{"webm vp9", "b.webm", append(flat("160x120"), "-c:v", "libvpx-vp9", "-crf", "20", "-b:v", "0", "-deadline", "realtime"), WebM, 160, 120, 6},
 		{"avi mjpeg", "a.avi", append(flat("160x120"), "-c:v", "mjpeg", "-q:v", "2"), AVI, 160, 120, 6},
 		{"y4m", "a.y4m", append(flat("160x120"), "-pix_fmt", "yuv444p"), Y4M, 160, 120, 2},
-		// Chroma planes of an odd size round up: 81x61 here.
+		// An odd size: every plane is 161x121.
 		{"y4m odd size", "odd.y4m", append(flat("160x120"), "-vf", "scale=161:121", "-pix_fmt", "yuv444p"), Y4M, 161, 121, 2},
 		{"mkv h264", "a.mkv", append(flat("160x120"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), Matroska, 160, 120, 4},
 		{"720p scaled to fit", "big.mp4", append(flat("1280x720"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 480, 270, 4},

@@ -5,10 +5,10 @@ import (
 	"image/color"
 )
 
-// YCbCr is a decoded video frame: 4:2:0 YCbCr with the BT.601 matrix in
+// YCbCr is a decoded video frame: 4:4:4 YCbCr with the BT.601 matrix in
 // limited ("tv") range, Y 16-235 from black to white and Cb, Cr 16-240
 // around 128 (ITU-R BT.601-7, 2.5.3), as ffmpeg's scale filter writes it
-// (yuv420p). Its planes are not a JPEG picture's, which span 0-255: readers
+// (yuv444p). Its planes are not a JPEG picture's, which span 0-255: readers
 // that take them directly must expand the levels. The face tracker
 // recognises the type by its LimitedRangeYCbCr method (face.LimitedRange);
 // At converts each pixel to RGB for any other reader.
@@ -18,12 +18,11 @@ type YCbCr struct {
 
 // newYCbCr allocates a w x h frame.
 func newYCbCr(w, h int) *YCbCr {
-	return &YCbCr{image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio420)}
+	return &YCbCr{image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio444)}
 }
 
-// LimitedRangeYCbCr returns the frame's planes, anchored at (0, 0): Y at
-// full resolution, Cb and Cr at half resolution in both directions (odd
-// sizes rounded up), in limited range.
+// LimitedRangeYCbCr returns the frame's planes, anchored at (0, 0), all at
+// full resolution, in limited range.
 func (m *YCbCr) LimitedRangeYCbCr() *image.YCbCr { return m.planes }
 
 // Bounds returns the frame's rectangle, anchored at (0, 0).
