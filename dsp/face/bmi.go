@@ -95,7 +95,7 @@ func EstimateBMI(c *Cascade, img image.Image) (float64, Geometry, error) {
 		return 0, Geometry{}, ErrNoFace
 	}
 	tr := NewTracker(c)
-	if !tr.Observe(frameImage(f)).Face {
+	if !tr.Observe(f.img).Face {
 		return 0, Geometry{}, ErrNoFace
 	}
 	if tr.size < minBMIFace {
@@ -243,12 +243,4 @@ func shrink(f frame, k int) *image.RGBA {
 		}
 	}
 	return dst
-}
-
-// frameImage returns the image a frame reads from.
-func frameImage(f frame) image.Image {
-	if f.ycc != nil {
-		return f.ycc
-	}
-	return f.rgba
 }

@@ -8,20 +8,24 @@ import (
 )
 
 // frame gives the tracker fast access to the pixels of one decoded frame
-// without converting it: *image.RGBA (ffmpeg rawvideo) and *image.YCbCr (JPEG
-// frames, whose Y plane is already the luma) are read in place; any other
-// image is first drawn into a reused RGBA buffer.
+// without converting it: *image.RGBA, *image.YCbCr (JPEG frames, whose Y
+// plane is already the luma) and LimitedRange frames (video, whose levels
+// are expanded through tables as they are read) are read in place; any
+// other image is first drawn into a reused RGBA buffer.
 type frame struct {
 	w, h int
+	img  image.Image // what the frame reads from
 	rgba *image.RGBA
 	ycc  *image.YCbCr
+	// limited is set when ycc holds limited-range levels.
+	limited bool
 }
 
 // wrap prepares img for reading. scratch is the tracker's conversion buffer,
 // reallocated only when the frame size changes.
 func wrap(img image.Image, scratch **image.RGBA) frame {
 	b := img.Bounds()
-	f := frame{w: b.Dx(), h: b.Dy()}
+	f := frame{w: b.Dx(), h: b.Dy(), img: img}
 	// Images not anchored at (0, 0) (sub-images) take the slow path: the
 	// fast paths index pixels from the top-left corner.
 	anchored := b.Min == image.Point{}
@@ -36,12 +40,17 @@ func wrap(img image.Image, scratch **image.RGBA) frame {
 			f.ycc = m
 			return f
 		}
+	case LimitedRange:
+		if p := m.LimitedRangeYCbCr(); anchored && p.Rect == b {
+			f.ycc, f.limited = p, true
+			return f
+		}
 	}
 	if *scratch == nil || (*scratch).Rect.Dx() != f.w || (*scratch).Rect.Dy() != f.h {
 		*scratch = image.NewRGBA(image.Rect(0, 0, f.w, f.h))
 	}
 	draw.Draw(*scratch, (*scratch).Rect, img, b.Min, draw.Src)
-	f.rgba = *scratch
+	f.rgba, f.img = *scratch, *scratch
 	return f
 }
 
@@ -53,6 +62,8 @@ func luma601(r, g, b uint8) uint32 {
 
 // addLuma adds to acc[i] the luma of the m pixels of row y starting at column
 // x0+i*m, for i < len(acc). The caller keeps every pixel inside the frame.
+// A limited-range frame adds its own levels: blockMean expands their mean,
+// which rounds once where expanding every pixel would round each.
 func (f frame) addLuma(acc []uint32, y, x0, m int) {
 	if f.ycc != nil {
 		row := f.ycc.Y[y*f.ycc.YStride+x0:]
@@ -97,7 +108,7 @@ func (f frame) cells(dst []uint8, acc []uint32, x0, y0, w, h, m int) {
 		}
 		out := dst[j*w : j*w+w]
 		for i := first; i < last; i++ {
-			out[i] = uint8((acc[i] + area/2) / area)
+			out[i] = f.blockMean(acc[i], area)
 		}
 		for i := 0; i < first; i++ {
 			out[i] = f.edgeCell(by, 0, m, area)
@@ -114,7 +125,18 @@ func (f frame) edgeCell(y, x, m int, area uint32) uint8 {
 	for dy := 0; dy < m; dy++ {
 		f.addLuma(acc[:], y+dy, x, m)
 	}
-	return uint8((acc[0] + area/2) / area)
+	return f.blockMean(acc[0], area)
+}
+
+// blockMean is the mean full-range luma of a block from the sum of its area
+// pixels' addLuma levels, rounded: for a limited-range frame 255/219 (mean
+// - 16), clipped to 0-255.
+func (f frame) blockMean(sum, area uint32) uint8 {
+	if !f.limited {
+		return uint8((sum + area/2) / area)
+	}
+	v, d := (int64(sum)-16*int64(area))*255, 219*int64(area)
+	return uint8(min(max((v+d/2)/d, 0), 255))
 }
 
 // lumaSum sums the luma of the pixels of rc (clipped to the frame) that lie
@@ -129,6 +151,13 @@ func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 	for y := first(y0); y < y1; y += step {
 		if f.ycc != nil {
 			row := f.ycc.Y[y*f.ycc.YStride : y*f.ycc.YStride+f.w]
+			if f.limited {
+				for x := first(x0); x < x1; x += step {
+					sum += uint64(fullY[row[x]])
+					n++
+				}
+				continue
+			}
 			for x := first(x0); x < x1; x += step {
 				sum += uint64(row[x])
 				n++
@@ -182,7 +211,7 @@ func (f frame) eachCovered(a area, fn func(cover int32, r, g, b, y, cb, cr uint8
 }
 
 // pixelFunc receives one pixel's colour, its luma and its chroma (BT.601,
-// full range, as JPEG stores them).
+// full range, as JPEG stores them, whatever the frame's own form).
 type pixelFunc func(r, g, b, y, cb, cr uint8)
 
 // each calls fn for every pixel of the rectangle, which lies inside the frame.
@@ -194,6 +223,11 @@ func (f frame) each(rc rect, fn pixelFunc) {
 				yy := m.Y[m.YOffset(x, y)]
 				ci := m.COffset(x, y)
 				cb, cr := m.Cb[ci], m.Cr[ci]
+				if f.limited {
+					r, g, b := LimitedRangeRGB(yy, cb, cr)
+					fn(r, g, b, fullY[yy], fullC[cb], fullC[cr])
+					continue
+				}
 				r, g, b := color.YCbCrToRGB(yy, cb, cr)
 				fn(r, g, b, yy, cb, cr)
 			}

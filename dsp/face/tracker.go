@@ -93,8 +93,8 @@ func (t *Tracker) Reset() {
 
 // Observe finds or follows the face in img and measures it. Frames must come
 // in capture order. It does not keep img. In steady state it allocates
-// nothing for *image.RGBA and *image.YCbCr frames; other image types are
-// converted first.
+// nothing for *image.RGBA, *image.YCbCr (read as JPEG's full range) and
+// LimitedRange frames; other image types are converted first.
 func (t *Tracker) Observe(img image.Image) Observation {
 	f := wrap(img, &t.scratch)
 	var obs Observation

@@ -320,8 +320,9 @@ func BenchmarkObserve(b *testing.B) {
 	}{
 		{"rgba 640x480", [2]image.Image{rgba, moved}},
 		{"ycbcr 640x480", [2]image.Image{ycc, movedYCC}},
-		// 720p as dsp/media delivers it by default.
+		// 720p as dsp/media delivered it before, and delivers it now.
 		{"rgba 480x270", [2]image.Image{scene(b, 480, 270, image.Pt(160, 20), 2), scene(b, 480, 270, image.Pt(161, 21), 2)}},
+		{"limited 480x270", [2]image.Image{toLimited(scene(b, 480, 270, image.Pt(160, 20), 2)), toLimited(scene(b, 480, 270, image.Pt(161, 21), 2))}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			tr := NewTracker(cascade(b))

@@ -68,8 +68,8 @@ func TestDecodeLiveStreams(t *testing.T) {
 			close(first)
 		}
 		times = append(times, f.Time)
-		if f.Image.Rect.Dx() != 320 || f.Image.Rect.Dy() != 240 {
-			t.Errorf("frame %d is %v", f.Index, f.Image.Rect)
+		if b := f.Image.Bounds(); b.Dx() != 320 || b.Dy() != 240 {
+			t.Errorf("frame %d is %v", f.Index, b)
 		}
 		return nil
 	})
@@ -104,7 +104,7 @@ func TestDecodeLiveSizeChange(t *testing.T) {
 	}
 	var sizes []int
 	info, err := DecodeLive(context.Background(), bytes.NewReader(stream.Bytes()), VideoOptions{}, func(f Frame) error {
-		sizes = append(sizes, f.Image.Rect.Dx())
+		sizes = append(sizes, f.Image.Bounds().Dx())
 		return nil
 	})
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pulsewire/pulsewire/dsp/face"
 )
 
 // makeVideo runs ffmpeg to make a test clip and returns its path. The
@@ -50,6 +52,8 @@ func TestDecodeVideoFormats(t *testing.T) {
 		{"webm vp9", "b.webm", append(flat("160x120"), "-c:v", "libvpx-vp9", "-crf", "20", "-b:v", "0", "-deadline", "realtime"), WebM, 160, 120, 6},
 		{"avi mjpeg", "a.avi", append(flat("160x120"), "-c:v", "mjpeg", "-q:v", "2"), AVI, 160, 120, 6},
 		{"y4m", "a.y4m", append(flat("160x120"), "-pix_fmt", "yuv444p"), Y4M, 160, 120, 2},
+		// An odd size: every plane is 161x121.
+		{"y4m odd size", "odd.y4m", append(flat("160x120"), "-vf", "scale=161:121", "-pix_fmt", "yuv444p"), Y4M, 161, 121, 2},
 		{"mkv h264", "a.mkv", append(flat("160x120"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), Matroska, 160, 120, 4},
 		{"720p scaled to fit", "big.mp4", append(flat("1280x720"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 480, 270, 4},
 		{"portrait scaled to fit", "tall.mp4", append(flat("480x640"), "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p"), MP4, 270, 360, 4},
@@ -67,7 +71,7 @@ func TestDecodeVideoFormats(t *testing.T) {
 					t.Errorf("frame index %d, want %d", f.Index, len(times)-1)
 				}
 				if f.Index == 15 {
-					mean = meanRGB(f.Image.Pix)
+					mean = meanRGB(f.Image)
 				}
 				return nil
 			})
@@ -98,15 +102,87 @@ func TestDecodeVideoFormats(t *testing.T) {
 	}
 }
 
-func meanRGB(pix []byte) [3]float64 {
+// meanRGB is the frame's mean colour as the face tracker reads it.
+func meanRGB(img *YCbCr) [3]float64 {
 	var s [3]float64
-	for i := 0; i+3 < len(pix); i += 4 {
-		s[0] += float64(pix[i])
-		s[1] += float64(pix[i+1])
-		s[2] += float64(pix[i+2])
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := rgbAt(img, x, y)
+			for i := range s {
+				s[i] += float64(c[i])
+			}
+		}
 	}
-	n := float64(len(pix) / 4)
+	n := float64(b.Dx() * b.Dy())
 	return [3]float64{s[0] / n, s[1] / n, s[2] / n}
+}
+
+// rgbAt is the pixel's colour after the face tracker's conversion.
+func rgbAt(img *YCbCr, x, y int) [3]uint8 {
+	p := img.LimitedRangeYCbCr()
+	c := p.COffset(x, y)
+	r, g, b := face.LimitedRangeRGB(p.Y[p.YOffset(x, y)], p.Cb[c], p.Cr[c])
+	return [3]uint8{r, g, b}
+}
+
+// TestDecodeVideoColours decodes colour bars stored in every range and
+// matrix an upload may carry and checks, at the middle of each bar, the
+// colour the face tracker reads (within 2 levels of what was encoded) and
+// the colour At gives any other reader (within 1 level of the tracker's).
+func TestDecodeVideoColours(t *testing.T) {
+	// The top two thirds of SMPTE bars: 75% grey, yellow, cyan, green,
+	// magenta, red, blue, each a seventh of the width.
+	const hi = 191
+	bars := [7][3]uint8{{hi, hi, hi}, {hi, hi, 0}, {0, hi, hi}, {0, hi, 0}, {hi, 0, hi}, {hi, 0, 0}, {0, 0, hi}}
+	src := func(size string) []string {
+		return []string{"-f", "lavfi", "-i", "smptebars=size=" + size + ":rate=30:duration=0.2"}
+	}
+	lossless := []string{"-c:v", "libx264", "-qp", "0"}
+	cases := []struct {
+		name string
+		file string
+		args []string
+	}{
+		{"4:2:0 limited bt601", "a.y4m", append(src("320x240"), "-pix_fmt", "yuv420p")},
+		{"4:4:4 limited bt601", "b.y4m", append(src("320x240"), "-pix_fmt", "yuv444p")},
+		{"4:2:0 full range (jpeg)", "c.y4m", append(src("320x240"), "-vf", "scale=out_range=full:flags=accurate_rnd", "-pix_fmt", "yuvj420p", "-strict", "-1")},
+		{"h264 bt709 tagged", "d.mp4", append(append(src("320x240"), "-vf", "scale=out_color_matrix=bt709:out_range=tv:flags=accurate_rnd+full_chroma_int+full_chroma_inp",
+			"-colorspace", "bt709", "-color_range", "tv", "-pix_fmt", "yuv420p"), lossless...)},
+		{"h264 720p scaled down", "e.mp4", append(append(src("1280x720"), "-pix_fmt", "yuv420p"), lossless...)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := makeVideo(t, tc.file, tc.args...)
+			frames := 0
+			if _, err := DecodeVideoFile(context.Background(), path, VideoOptions{}, func(f Frame) error {
+				frames++
+				b := f.Image.Bounds()
+				for i, want := range bars {
+					x, y := (2*i+1)*b.Dx()/14, b.Dy()/3
+					got := rgbAt(f.Image, x, y)
+					r, g, bl, _ := f.Image.At(x, y).RGBA()
+					at := [3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}
+					for c := range 3 {
+						if absDiff(got[c], want[c]) > 2 || absDiff(at[c], got[c]) > 1 {
+							t.Fatalf("frame %d, bar %d at (%d, %d): tracker reads %v, At %v, want %v", f.Index, i, x, y, got, at, want)
+						}
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if frames != 6 {
+				t.Errorf("%d frames, want 6", frames)
+			}
+		})
+	}
+}
+
+func absDiff(a, b uint8) int {
+	return int(max(a, b) - min(a, b))
 }
 
 // TestDecodeVideoVariableFrameRate checks that uneven frame spacing comes
