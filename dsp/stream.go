@@ -32,8 +32,11 @@ type Stream struct {
 	bg, cx, cy, side []float64
 	// The skin colour (R, G, B) of the two halves whose beat times are
 	// compared to measure the timing noise (beats.SplitNoise): the forehead
-	// and the two cheeks together, same frames.
+	// and the two cheeks together, same frames. hidden is the trace index
+	// of the last frame in which a half had no skin (-1: none); a window
+	// reaching back to it gets no split.
 	halves [2][3][]float64
+	hidden int
 }
 
 // streamCapacity is the number of frames the buffers are first sized for.
@@ -54,6 +57,7 @@ func NewStream(c *face.Cascade, in Inputs) *Stream {
 		cx:      make([]float64, 0, streamCapacity),
 		cy:      make([]float64, 0, streamCapacity),
 		side:    make([]float64, 0, streamCapacity),
+		hidden:  -1,
 	}
 	for h := range s.halves {
 		for c := range s.halves[h] {
@@ -112,8 +116,11 @@ func (s *Stream) Observe(o face.Observation, at time.Duration) {
 		cheeks := mix(o.Regions[face.LeftCheek], o.Regions[face.RightCheek])
 		for h, c := range [2]face.Colour{forehead, cheeks} {
 			if c.Pixels == 0 {
-				// A hidden half repeats the whole: no noise is seen
-				// where there is nothing to compare.
+				// The slices stay aligned with the trace, but a window
+				// holding this frame is not split (analyze): a step
+				// to another colour would ring through the filters as
+				// noise.
+				s.hidden = len(s.t) - 1
 				c = face.Colour{R: o.R, G: o.G, B: o.B}
 			}
 			s.halves[h][0] = append(s.halves[h][0], c.R)
@@ -154,7 +161,11 @@ func (s *Stream) analyze(fromS float64) pulseAnalysis {
 		h := &s.halves
 		t, ch := clean(s.t[j:], s.r[j:], s.g[j:], s.b[j:], s.bg[j:], s.cx[j:], s.cy[j:], s.side[j:],
 			h[0][0][j:], h[0][1][j:], h[0][2][j:], h[1][0][j:], h[1][1][j:], h[1][2][j:])
-		pa = analyzePulse(t, ch[:3], ch[7:], references(ch[3], ch[4:7]))
+		halves := ch[7:]
+		if s.hidden >= j {
+			halves = nil
+		}
+		pa = analyzePulse(t, ch[:3], halves, references(ch[3], ch[4:7:7]))
 		// A capture fault explains a missing pulse better than the
 		// absence itself, and a pulse measured through one is not trusted.
 		if len(codes) > 0 && (pa.err == "" || pa.err == ConformityMissingSignal) {

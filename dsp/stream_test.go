@@ -370,3 +370,24 @@ func TestStreamHRVTimingNoise(t *testing.T) {
 		t.Errorf("mean error of hrv %.1f ms against %.1f ms raw", hrvErr, rawErr)
 	}
 }
+
+// TestStreamHiddenHalf: a window in which the forehead or the cheeks were
+// hidden in a frame is not split (no timing-noise estimate), while one
+// after that frame is.
+func TestStreamHiddenHalf(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 4, HR: 72, RMSSDms: 30, Seconds: 40})
+	obs := observations(s, func(i, _ int, o *face.Observation) {
+		c := face.Colour{R: o.R, G: o.G, B: o.B, Pixels: 2000}
+		o.Regions = [face.NumRegions]face.Colour{face.Forehead: c, face.LeftCheek: c, face.RightCheek: c}
+		if i == 150 { // at 5 s a hand covers the forehead
+			o.Regions[face.Forehead] = face.Colour{}
+		}
+	})
+	st := streamOf(s, obs, Inputs{})
+	if pa := st.analyze(0); pa.err != "" || pa.noiseKnown {
+		t.Errorf("whole capture: %s, noise known %v; want no split", pa.err, pa.noiseKnown)
+	}
+	if pa := st.analyze(6); pa.err != "" || !pa.noiseKnown {
+		t.Errorf("from 6 s: %s, noise known %v; want a split", pa.err, pa.noiseKnown)
+	}
+}

@@ -40,6 +40,9 @@ type session struct {
 	done     chan struct{}
 
 	received, dropped atomic.Int64
+	// unstored is set by the loop when a realtime result could not be
+	// stored; read only after done is closed, which orders it.
+	unstored bool
 }
 
 // frame is one captured picture: a JPEG with its capture clock
@@ -284,6 +287,7 @@ func (s *session) finish(st *loopState) bool {
 	m, err := s.run.End(ctx, res)
 	if err != nil {
 		s.log.Error("store the session's measure", "err", err)
+		s.unstored = true
 		s.abandon()
 		s.push(st, errorMessage{"error", codeInternal, "the measure could not be stored"})
 		s.closePeer(st, websocket.StatusInternalError, "")

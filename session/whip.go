@@ -126,9 +126,9 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 // deleteWHIP is DELETE /sessions/whip/{id}: the token that opened the
 // session ends it (hangUp). Any other token, and an unknown session, are
 // 404. It answers once the session has ended, so a realtime measure is
-// stored when the caller reads it: a WHIP client has no data channel left
-// to hear its result on, and would otherwise have to poll. The wait is
-// bounded by the session's own store timeout.
+// stored when the caller reads it, without polling (the result is also
+// pushed on the data channel while it is open); 500 when it could not be
+// stored. If the caller gives up waiting, the session still ends.
 func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 	sess := s.session(r.PathValue("id"))
 	hash := sha256.Sum256([]byte(control.Bearer(r.Header)))
@@ -140,6 +140,10 @@ func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-sess.done:
 	case <-r.Context().Done():
+		return
+	}
+	if sess.unstored {
+		control.WriteError(w, r, &control.Error{Code: control.Internal})
 		return
 	}
 	w.WriteHeader(http.StatusOK)

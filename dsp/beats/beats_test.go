@@ -228,3 +228,17 @@ func TestSplitNoise(t *testing.T) {
 		t.Error("halves of different lengths gave an estimate")
 	}
 }
+
+// TestFitShare counts the compared beats that fit at least minFit, the
+// edge value included, and leaves out edge beats and beats never compared.
+func TestFitShare(t *testing.T) {
+	bs := []Beat{
+		{Edge: true}, {Fit: 0.95}, {Fit: 0.9}, {Fit: 0.89}, {Fit: -0.3}, {Fit: 0},
+	}
+	if got := FitShare(bs, 0.9); got != 0.5 {
+		t.Errorf("share %v, want 0.5 (0.95 and 0.9 of four compared)", got)
+	}
+	if got := FitShare([]Beat{{Edge: true}, {}}, 0.9); got != 0 {
+		t.Errorf("share %v with nothing compared, want 0", got)
+	}
+}

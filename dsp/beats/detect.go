@@ -26,7 +26,7 @@ type Beat struct {
 	Trough float64 // lowest wave value since the previous beat (the foot of this one)
 	FootT  float64 // time of that lowest value, s
 	// Fit is the correlation of the beat with the mean beat after Align,
-	// 0-1 (0 before Align, or when the beat was too near an end).
+	// -1 to 1 (0 before Align, or when the beat was too near an end).
 	Fit float64
 	// Edge is set by Align on a beat too near an end of the wave to be
 	// compared with the mean beat: its time is the detector's, at the very

@@ -98,11 +98,15 @@ func TestWideAs(t *testing.T) {
 	c := Camera{R: make([]float64, n), G: make([]float64, n), B: make([]float64, n), Refs: [][]float64{make([]float64, n)}}
 	for i := range n {
 		ts := float64(i) / rate
-		p := 0.004 * math.Sin(2*math.Pi*1.2*ts)
-		// A sway that moves the green channel more than the others, so
-		// the projections do not cancel it and rectification has work.
-		sway := 0.01 * math.Sin(2*math.Pi*0.3*ts)
-		c.R[i], c.G[i], c.B[i] = 150*(1+0.4*p), 110*(1+p+sway), 90*(1+0.7*p)
+		// Skin darkens with each beat, quickly, and recovers slowly: the
+		// raw trace must be turned over.
+		ph := math.Mod(1.2*ts, 1)
+		p := 0.004 * math.Min(1, ph/0.15) * math.Exp(-3*max(0, ph-0.15))
+		// A sway inside the pulse band that moves the green channel
+		// more than the others, so the projections do not cancel it and
+		// rectification has work.
+		sway := 0.01 * math.Sin(2*math.Pi*1.9*ts)
+		c.R[i], c.G[i], c.B[i] = 150*(1-0.4*p), 110*(1-p+sway), 90*(1-0.7*p)
 		c.Refs[0][i] = sway
 	}
 	for _, refs := range []bool{true, false} {
@@ -111,6 +115,9 @@ func TestWideAs(t *testing.T) {
 			cam.Refs = nil
 		}
 		w := FromCamera(cam, rate)
+		if refs && !(w.Rectified && w.Flipped) {
+			t.Fatalf("the wave is rectified %v, flipped %v: the test needs both", w.Rectified, w.Flipped)
+		}
 		if !slices.Equal(WideAs(cam, rate, w), w.Wide) {
 			t.Errorf("refs %v: the same trace gave another wave (%s, rectified %v, flipped %v)", refs, w.Method, w.Rectified, w.Flipped)
 		}

@@ -140,11 +140,13 @@ func newExtractor(c Camera, rateHz float64) *extractor {
 // away from the artefact, and is kept in both cases.
 func (x *extractor) extract(m Method) Wave {
 	wide := x.project(m)
-	raw := finish(Wave{Wide: wide, Method: m}, x.narrow, x.rateHz, &x.a)
 	if len(x.refs) == 0 {
-		return raw
+		return finish(Wave{Wide: wide, Method: m}, x.narrow, x.rateHz, &x.a)
 	}
+	// Rectify before finish turns wide over in place: Flipped must say
+	// how each wave relates to the projection itself (WideAs).
 	rect := finish(Wave{Wide: Rectify(nil, wide, x.refs, x.rateHz), Method: m, Rectified: true}, x.narrow, x.rateHz, &x.a)
+	raw := finish(Wave{Wide: wide, Method: m}, x.narrow, x.rateHz, &x.a)
 	if raw.SNR > rect.SNR && math.Abs(raw.PeakHz-rect.PeakHz) <= confirmHz {
 		return raw
 	}
