@@ -17,8 +17,10 @@ type frame struct {
 	img  image.Image // what the frame reads from
 	rgba *image.RGBA
 	ycc  *image.YCbCr
-	// limited is set when ycc holds limited-range levels.
-	limited bool
+	// limited is set when ycc holds limited-range levels, converted to
+	// RGB with rgb; bt709 when their matrix is BT.709.
+	limited, bt709 bool
+	rgb            *rgbTerms
 }
 
 // wrap prepares img for reading. scratch is the tracker's conversion buffer,
@@ -41,8 +43,8 @@ func wrap(img image.Image, scratch **image.RGBA) frame {
 			return f
 		}
 	case LimitedRange:
-		if p := m.LimitedRangeYCbCr(); anchored && p.Rect == b {
-			f.ycc, f.limited = p, true
+		if p, bt709 := m.LimitedRangeYCbCr(); anchored && p.Rect == b {
+			f.ycc, f.limited, f.bt709, f.rgb = p, true, bt709, terms(bt709)
 			return f
 		}
 	}
@@ -63,8 +65,20 @@ func luma601(r, g, b uint8) uint32 {
 // addLuma adds to acc[i] the luma of the m pixels of row y starting at column
 // x0+i*m, for i < len(acc). The caller keeps every pixel inside the frame.
 // A limited-range frame adds its own levels: blockMean expands their mean,
-// which rounds once where expanding every pixel would round each.
+// which rounds once where expanding every pixel would round each. A BT.709
+// frame adds the BT.601 luma of each pixel's colour in 1/64 of a level
+// (luma601Of).
 func (f frame) addLuma(acc []uint32, y, x0, m int) {
+	if f.bt709 {
+		for i := range acc {
+			var s uint32
+			for x := x0 + i*m; x < x0+i*m+m; x++ {
+				s += f.luma601Of(x, y)
+			}
+			acc[i] += s
+		}
+		return
+	}
 	if f.ycc != nil {
 		row := f.ycc.Y[y*f.ycc.YStride+x0:]
 		for i := range acc {
@@ -135,7 +149,11 @@ func (f frame) blockMean(sum, area uint32) uint8 {
 	if !f.limited {
 		return uint8((sum + area/2) / area)
 	}
-	v, d := (int64(sum)-16*int64(area))*255, 219*int64(area)
+	unit := int64(1)
+	if f.bt709 {
+		unit = 64
+	}
+	v, d := (int64(sum)-16*unit*int64(area))*255, 219*unit*int64(area)
 	return uint8(min(max((v+d/2)/d, 0), 255))
 }
 
@@ -149,6 +167,13 @@ func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 	// step/2 + k*step.
 	first := func(v int) int { return step/2 + max(0, (v-step/2+step-1)/step)*step }
 	for y := first(y0); y < y1; y += step {
+		if f.bt709 {
+			for x := first(x0); x < x1; x += step {
+				sum += uint64(f.blockMean(f.luma601Of(x, y), 1))
+				n++
+			}
+			continue
+		}
 		if f.ycc != nil {
 			row := f.ycc.Y[y*f.ycc.YStride : y*f.ycc.YStride+f.w]
 			if f.limited {
@@ -171,6 +196,19 @@ func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 		}
 	}
 	return sum, n
+}
+
+// luma601Of is the limited-range BT.601 luma, in 1/64 of a level, of the
+// colour of pixel (x, y) of a BT.709 frame. Its Y plane holds BT.709 luma
+// (0.2126 R + 0.7152 G + 0.0722 B), which differs from BT.601's by up to 3
+// levels on skin and moved the detector's box by 2 pixels on a test face;
+// BT.601 luma is the BT.709 one plus a term linear in each chroma level
+// (luma709Cb, luma709Cr), so it costs two lookups, not a conversion to RGB.
+func (f frame) luma601Of(x, y int) uint32 {
+	m := f.ycc
+	c := m.COffset(x, y)
+	v := int32(m.Y[m.YOffset(x, y)])<<6 + luma709Cb[m.Cb[c]] + luma709Cr[m.Cr[c]]
+	return uint32(max(v, 0))
 }
 
 // area is a rectangle with fractional edges, in frame pixels: [x0, x1) x
@@ -223,8 +261,16 @@ func (f frame) each(rc rect, fn pixelFunc) {
 				yy := m.Y[m.YOffset(x, y)]
 				ci := m.COffset(x, y)
 				cb, cr := m.Cb[ci], m.Cr[ci]
+				if f.bt709 {
+					// The skin model reads BT.601 values: those of the
+					// same RGB, not BT.709's own levels.
+					r, g, b := f.rgb.rgb(yy, cb, cr)
+					cb, cr := chroma601(r, g, b)
+					fn(r, g, b, uint8(luma601(r, g, b)), cb, cr)
+					continue
+				}
 				if f.limited {
-					r, g, b := LimitedRangeRGB(yy, cb, cr)
+					r, g, b := f.rgb.rgb(yy, cb, cr)
 					fn(r, g, b, fullY[yy], fullC[cb], fullC[cr])
 					continue
 				}

@@ -120,9 +120,9 @@ func meanRGB(img *YCbCr) [3]float64 {
 
 // rgbAt is the pixel's colour after the face tracker's conversion.
 func rgbAt(img *YCbCr, x, y int) [3]uint8 {
-	p := img.LimitedRangeYCbCr()
+	p, bt709 := img.LimitedRangeYCbCr()
 	c := p.COffset(x, y)
-	r, g, b := face.LimitedRangeRGB(p.Y[p.YOffset(x, y)], p.Cb[c], p.Cr[c])
+	r, g, b := face.LimitedRangeRGB(p.Y[p.YOffset(x, y)], p.Cb[c], p.Cr[c], bt709)
 	return [3]uint8{r, g, b}
 }
 

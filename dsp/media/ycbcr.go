@@ -22,8 +22,8 @@ func newYCbCr(w, h int) *YCbCr {
 }
 
 // LimitedRangeYCbCr returns the frame's planes, anchored at (0, 0), all at
-// full resolution, in limited range.
-func (m *YCbCr) LimitedRangeYCbCr() *image.YCbCr { return m.planes }
+// full resolution, in limited range, and false: their matrix is BT.601.
+func (m *YCbCr) LimitedRangeYCbCr() (*image.YCbCr, bool) { return m.planes, false }
 
 // Bounds returns the frame's rectangle, anchored at (0, 0).
 func (m *YCbCr) Bounds() image.Rectangle { return m.planes.Rect }
