@@ -69,6 +69,19 @@ func luma601(r, g, b uint8) uint32 {
 // frame adds the BT.601 luma of each pixel's colour in 1/64 of a level
 // (luma601Of).
 func (f frame) addLuma(acc []uint32, y, x0, m int) {
+	if f.bt709 && f.ycc.SubsampleRatio == image.YCbCrSubsampleRatio444 {
+		// Video's 4:4:4: the three planes share their indexing.
+		p := f.ycc
+		yr, cb, cr := p.Y[y*p.YStride+x0:], p.Cb[y*p.CStride+x0:], p.Cr[y*p.CStride+x0:]
+		for i := range acc {
+			var s uint32
+			for j := i * m; j < i*m+m; j++ {
+				s += luma709To601(yr[j], cb[j], cr[j])
+			}
+			acc[i] += s
+		}
+		return
+	}
 	if f.bt709 {
 		for i := range acc {
 			var s uint32
@@ -159,7 +172,8 @@ func (f frame) blockMean(sum, area uint32) uint8 {
 
 // lumaSum sums the luma of the pixels of rc (clipped to the frame) that lie
 // on the grid of every step-th pixel in both directions, starting at step/2,
-// and counts them.
+// and counts them. A BT.709 frame's sum is expanded to full range as a
+// whole, so levels below black or above white are not clipped.
 func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 	x0, y0 := max(rc.x0, 0), max(rc.y0, 0)
 	x1, y1 := min(rc.x1, f.w), min(rc.y1, f.h)
@@ -169,7 +183,7 @@ func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 	for y := first(y0); y < y1; y += step {
 		if f.bt709 {
 			for x := first(x0); x < x1; x += step {
-				sum += uint64(f.blockMean(f.luma601Of(x, y), 1))
+				sum += uint64(f.luma601Of(x, y))
 				n++
 			}
 			continue
@@ -195,6 +209,10 @@ func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 			n++
 		}
 	}
+	if f.bt709 {
+		// Expand the total, not each pixel: 255/219 (sum/64 - 16 n).
+		sum = uint64(max(int64(sum)-16*64*int64(n), 0)*255+219*32) / (219 * 64)
+	}
 	return sum, n
 }
 
@@ -206,9 +224,18 @@ func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 // (luma709Cb, luma709Cr), so it costs two lookups, not a conversion to RGB.
 func (f frame) luma601Of(x, y int) uint32 {
 	m := f.ycc
-	c := m.COffset(x, y)
-	v := int32(m.Y[m.YOffset(x, y)])<<6 + luma709Cb[m.Cb[c]] + luma709Cr[m.Cr[c]]
-	return uint32(max(v, 0))
+	if m.SubsampleRatio != image.YCbCrSubsampleRatio444 {
+		c := m.COffset(x, y)
+		return luma709To601(m.Y[y*m.YStride+x], m.Cb[c], m.Cr[c])
+	}
+	c := y*m.CStride + x // video's 4:4:4
+	return luma709To601(m.Y[y*m.YStride+x], m.Cb[c], m.Cr[c])
+}
+
+// luma709To601 is the BT.601 luma, in 1/64 of a level, of a limited-range
+// BT.709 pixel (luma601Of).
+func luma709To601(y, cb, cr uint8) uint32 {
+	return uint32(max(int32(y)<<6+luma709Cb[cb]+luma709Cr[cr], 0))
 }
 
 // area is a rectangle with fractional edges, in frame pixels: [x0, x1) x
