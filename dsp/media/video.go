@@ -188,7 +188,8 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // through RGB (2.02 s, 2.31 s if the matrix is converted too), a chroma
 // level off on saturated colours. readFrames learns each frame's matrix
 // from showinfo and keeps BT.601 and BT.709 frames as they are; the rare
-// others (BT.2020, SMPTE 240M, FCC) it rewrites as BT.601 itself (toBT601).
+// others (BT.2020, SMPTE 240M, FCC) it rewrites as BT.601 itself through
+// tables (toBT601, 0.6 ms a 480x270 frame).
 // RGB inputs come out as BT.601, tagged unknown.
 func args(c Container, input string, opt VideoOptions) []string {
 	scale := fmt.Sprintf("scale=w='min(%d,iw)':h='min(%d,ih)':force_original_aspect_ratio=decrease"+

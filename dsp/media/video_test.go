@@ -665,3 +665,38 @@ func BenchmarkDecode720p(b *testing.B) {
 	b.ReportMetric(30/perClip, "x-realtime")
 	b.ReportMetric(900/perClip, "frames/s")
 }
+
+// TestToBT601 checks the table conversion of the other matrices against
+// the formulas in floating point: every pixel within half a level (plus
+// the tables' rounding) of the exact BT.601 level, clipped, and a BT.601
+// frame left as it is.
+func TestToBT601(t *testing.T) {
+	img := newYCbCr(64, 64)
+	p := img.planes
+	for i := range p.Y {
+		p.Y[i], p.Cb[i], p.Cr[i] = uint8(16+i%220), uint8(16+(i*7)%225), uint8(16+(i*13)%225)
+	}
+	src := slices.Concat(p.Y, p.Cb, p.Cr)
+	for _, name := range []string{"bt2020nc", "smpte240m", "fcc", "bt470bg"} {
+		t.Run(name, func(t *testing.T) {
+			mx := matrixOf(name)
+			copy(p.Y, src[:len(p.Y)])
+			copy(p.Cb, src[len(p.Y):2*len(p.Y)])
+			copy(p.Cr, src[2*len(p.Y):])
+			toBT601(p, mx)
+			for i := range p.Y {
+				r, g, b := mx.rgb(src[i], src[len(p.Y)+i], src[2*len(p.Y)+i])
+				y := 0.299*r + 0.587*g + 0.114*b
+				want := [3]float64{16 + 219.0/255*y, 128 + 224.0/255*(b-y)/1.772, 128 + 224.0/255*(r-y)/1.402}
+				for c, got := range []uint8{p.Y[i], p.Cb[i], p.Cr[i]} {
+					if w := min(max(want[c], 0), 255); math.Abs(float64(got)-w) > 0.5+1e-3 {
+						t.Fatalf("pixel %d plane %d: %d, want %.3f", i, c, got, w)
+					}
+				}
+				if name == "bt470bg" && (p.Y[i] != src[i] || p.Cb[i] != src[len(p.Y)+i] || p.Cr[i] != src[2*len(p.Y)+i]) {
+					t.Fatalf("pixel %d of a BT.601 frame changed", i)
+				}
+			}
+		})
+	}
+}
