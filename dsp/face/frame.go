@@ -17,8 +17,10 @@ type frame struct {
 	img  image.Image // what the frame reads from
 	rgba *image.RGBA
 	ycc  *image.YCbCr
-	// limited is set when ycc holds limited-range levels.
-	limited bool
+	// limited is set when ycc holds limited-range levels, converted to
+	// RGB with rgb; bt709 when their matrix is BT.709.
+	limited, bt709 bool
+	rgb            *rgbTerms
 }
 
 // wrap prepares img for reading. scratch is the tracker's conversion buffer,
@@ -41,8 +43,8 @@ func wrap(img image.Image, scratch **image.RGBA) frame {
 			return f
 		}
 	case LimitedRange:
-		if p := m.LimitedRangeYCbCr(); anchored && p.Rect == b {
-			f.ycc, f.limited = p, true
+		if p, bt709 := m.LimitedRangeYCbCr(); anchored && p.Rect == b {
+			f.ycc, f.limited, f.bt709, f.rgb = p, true, bt709, terms(bt709)
 			return f
 		}
 	}
@@ -63,8 +65,33 @@ func luma601(r, g, b uint8) uint32 {
 // addLuma adds to acc[i] the luma of the m pixels of row y starting at column
 // x0+i*m, for i < len(acc). The caller keeps every pixel inside the frame.
 // A limited-range frame adds its own levels: blockMean expands their mean,
-// which rounds once where expanding every pixel would round each.
+// which rounds once where expanding every pixel would round each. A BT.709
+// frame adds the BT.601 luma of each pixel's colour in 1/64 of a level
+// (luma601Of).
 func (f frame) addLuma(acc []uint32, y, x0, m int) {
+	if f.bt709 && f.ycc.SubsampleRatio == image.YCbCrSubsampleRatio444 {
+		// Video's 4:4:4: the three planes share their indexing.
+		p := f.ycc
+		yr, cb, cr := p.Y[y*p.YStride+x0:], p.Cb[y*p.CStride+x0:], p.Cr[y*p.CStride+x0:]
+		for i := range acc {
+			var s uint32
+			for j := i * m; j < i*m+m; j++ {
+				s += luma709To601(yr[j], cb[j], cr[j])
+			}
+			acc[i] += s
+		}
+		return
+	}
+	if f.bt709 {
+		for i := range acc {
+			var s uint32
+			for x := x0 + i*m; x < x0+i*m+m; x++ {
+				s += f.luma601Of(x, y)
+			}
+			acc[i] += s
+		}
+		return
+	}
 	if f.ycc != nil {
 		row := f.ycc.Y[y*f.ycc.YStride+x0:]
 		for i := range acc {
@@ -135,13 +162,18 @@ func (f frame) blockMean(sum, area uint32) uint8 {
 	if !f.limited {
 		return uint8((sum + area/2) / area)
 	}
-	v, d := (int64(sum)-16*int64(area))*255, 219*int64(area)
+	unit := int64(1)
+	if f.bt709 {
+		unit = 64
+	}
+	v, d := (int64(sum)-16*unit*int64(area))*255, 219*unit*int64(area)
 	return uint8(min(max((v+d/2)/d, 0), 255))
 }
 
 // lumaSum sums the luma of the pixels of rc (clipped to the frame) that lie
 // on the grid of every step-th pixel in both directions, starting at step/2,
-// and counts them.
+// and counts them. A BT.709 frame's sum is expanded to full range as a
+// whole, so levels below black or above white are not clipped.
 func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 	x0, y0 := max(rc.x0, 0), max(rc.y0, 0)
 	x1, y1 := min(rc.x1, f.w), min(rc.y1, f.h)
@@ -149,6 +181,13 @@ func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 	// step/2 + k*step.
 	first := func(v int) int { return step/2 + max(0, (v-step/2+step-1)/step)*step }
 	for y := first(y0); y < y1; y += step {
+		if f.bt709 {
+			for x := first(x0); x < x1; x += step {
+				sum += uint64(f.luma601Of(x, y))
+				n++
+			}
+			continue
+		}
 		if f.ycc != nil {
 			row := f.ycc.Y[y*f.ycc.YStride : y*f.ycc.YStride+f.w]
 			if f.limited {
@@ -170,7 +209,33 @@ func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 			n++
 		}
 	}
+	if f.bt709 {
+		// Expand the total, not each pixel: 255/219 (sum/64 - 16 n).
+		sum = uint64(max(int64(sum)-16*64*int64(n), 0)*255+219*32) / (219 * 64)
+	}
 	return sum, n
+}
+
+// luma601Of is the limited-range BT.601 luma, in 1/64 of a level, of the
+// colour of pixel (x, y) of a BT.709 frame. Its Y plane holds BT.709 luma
+// (0.2126 R + 0.7152 G + 0.0722 B), which differs from BT.601's by up to 3
+// levels on skin and moved the detector's box by 2 pixels on a test face;
+// BT.601 luma is the BT.709 one plus a term linear in each chroma level
+// (luma709Cb, luma709Cr), so it costs two lookups, not a conversion to RGB.
+func (f frame) luma601Of(x, y int) uint32 {
+	m := f.ycc
+	if m.SubsampleRatio != image.YCbCrSubsampleRatio444 {
+		c := m.COffset(x, y)
+		return luma709To601(m.Y[y*m.YStride+x], m.Cb[c], m.Cr[c])
+	}
+	c := y*m.CStride + x // video's 4:4:4
+	return luma709To601(m.Y[y*m.YStride+x], m.Cb[c], m.Cr[c])
+}
+
+// luma709To601 is the BT.601 luma, in 1/64 of a level, of a limited-range
+// BT.709 pixel (luma601Of).
+func luma709To601(y, cb, cr uint8) uint32 {
+	return uint32(max(int32(y)<<6+luma709Cb[cb]+luma709Cr[cr], 0))
 }
 
 // area is a rectangle with fractional edges, in frame pixels: [x0, x1) x
@@ -223,8 +288,16 @@ func (f frame) each(rc rect, fn pixelFunc) {
 				yy := m.Y[m.YOffset(x, y)]
 				ci := m.COffset(x, y)
 				cb, cr := m.Cb[ci], m.Cr[ci]
+				if f.bt709 {
+					// The skin model reads BT.601 values: those of the
+					// same RGB, not BT.709's own levels.
+					r, g, b := f.rgb.rgb(yy, cb, cr)
+					cb, cr := chroma601(r, g, b)
+					fn(r, g, b, uint8(luma601(r, g, b)), cb, cr)
+					continue
+				}
 				if f.limited {
-					r, g, b := LimitedRangeRGB(yy, cb, cr)
+					r, g, b := f.rgb.rgb(yy, cb, cr)
 					fn(r, g, b, fullY[yy], fullC[cb], fullC[cr])
 					continue
 				}

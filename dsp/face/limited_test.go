@@ -8,46 +8,48 @@ import (
 )
 
 // limitedFrame is a limited-range frame as a video decoder hands it over.
-type limitedFrame struct{ p *image.YCbCr }
+type limitedFrame struct {
+	p     *image.YCbCr
+	bt709 bool
+}
 
-func (m limitedFrame) LimitedRangeYCbCr() *image.YCbCr { return m.p }
-func (m limitedFrame) Bounds() image.Rectangle         { return m.p.Rect }
-func (m limitedFrame) ColorModel() color.Model         { return color.RGBAModel }
+func (m limitedFrame) LimitedRangeYCbCr() (*image.YCbCr, bool) { return m.p, m.bt709 }
+func (m limitedFrame) Bounds() image.Rectangle                 { return m.p.Rect }
+func (m limitedFrame) ColorModel() color.Model                 { return color.RGBAModel }
 func (m limitedFrame) At(x, y int) color.Color {
 	i, c := m.p.YOffset(x, y), m.p.COffset(x, y)
-	r, g, b := LimitedRangeRGB(m.p.Y[i], m.p.Cb[c], m.p.Cr[c])
+	r, g, b := LimitedRangeRGB(m.p.Y[i], m.p.Cb[c], m.p.Cr[c], m.bt709)
 	return color.RGBA{r, g, b, 255}
 }
 
-// toLimited converts an RGBA frame to limited-range BT.601 4:2:0 YCbCr the
-// way ffmpeg's scale filter does (out_range=tv): Y = 16 + 219/255 Y',
-// C = 128 + 224/255 (C' - 128) from the exact full-range values, chroma
-// averaged over 2x2 blocks.
-func toLimited(src *image.RGBA) limitedFrame {
-	dst := image.NewYCbCr(src.Rect, image.YCbCrSubsampleRatio420)
-	ycc := func(c color.RGBA) (y, cb, cr float64) {
-		r, g, b := float64(c.R), float64(c.G), float64(c.B)
-		y = 0.299*r + 0.587*g + 0.114*b
-		return 16 + 219.0/255*y, 128 + 224.0/255*(b-y)/1.772, 128 + 224.0/255*(r-y)/1.402
+// toLimited converts an RGBA frame to limited-range YCbCr, BT.709 or
+// BT.601, with the given chroma subsampling, the way ffmpeg's scale filter
+// does (out_range=tv): Y = 16 + 219/255 Y', C = 128 + 224/255 (C' - 128)
+// from the exact full-range values, chroma averaged over the pixels each
+// sample covers.
+func toLimited(src *image.RGBA, ratio image.YCbCrSubsampleRatio, bt709 bool) limitedFrame {
+	dst := image.NewYCbCr(src.Rect, ratio)
+	kr, kb := 0.299, 0.114
+	if bt709 {
+		kr, kb = 0.2126, 0.0722
 	}
+	cbs, crs, n := make([]float64, len(dst.Cb)), make([]float64, len(dst.Cb)), make([]float64, len(dst.Cb))
 	for y := 0; y < src.Rect.Dy(); y++ {
 		for x := 0; x < src.Rect.Dx(); x++ {
-			yy, _, _ := ycc(src.RGBAAt(x, y))
-			dst.Y[dst.YOffset(x, y)] = uint8(yy + 0.5)
+			c := src.RGBAAt(x, y)
+			r, g, b := float64(c.R), float64(c.G), float64(c.B)
+			yy := kr*r + (1-kr-kb)*g + kb*b
+			dst.Y[dst.YOffset(x, y)] = uint8(16 + 219.0/255*yy + 0.5)
+			i := dst.COffset(x, y)
+			cbs[i] += 128 + 224.0/255*(b-yy)/(2-2*kb)
+			crs[i] += 128 + 224.0/255*(r-yy)/(2-2*kr)
+			n[i]++
 		}
 	}
-	for y := 0; y+1 < src.Rect.Dy(); y += 2 {
-		for x := 0; x+1 < src.Rect.Dx(); x += 2 {
-			var cbs, crs float64
-			for d := range 4 {
-				_, cb, cr := ycc(src.RGBAAt(x+d%2, y+d/2))
-				cbs, crs = cbs+cb, crs+cr
-			}
-			dst.Cb[dst.COffset(x, y)] = uint8(cbs/4 + 0.5)
-			dst.Cr[dst.COffset(x, y)] = uint8(crs/4 + 0.5)
-		}
+	for i := range n {
+		dst.Cb[i], dst.Cr[i] = uint8(cbs[i]/n[i]+0.5), uint8(crs[i]/n[i]+0.5)
 	}
-	return limitedFrame{dst}
+	return limitedFrame{dst, bt709}
 }
 
 // TestLimitedRangeRGB checks the table conversion against the standard's
@@ -68,24 +70,37 @@ func TestLimitedRangeRGB(t *testing.T) {
 		{"below black clips", 0, 128, 128, 0, 0, 0},
 		{"above white clips", 255, 128, 128, 255, 255, 255},
 	}
+	clip := func(v float64) float64 { return min(max(v, 0), 255) }
+	off := func(got uint8, want float64) bool { return math.Abs(float64(got)-want) > 0.5+1e-4 }
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, g, b := LimitedRangeRGB(tc.y, tc.cb, tc.c)
+			r, g, b := LimitedRangeRGB(tc.y, tc.cb, tc.c, false)
 			if absDiff(r, tc.r) > 1 || absDiff(g, tc.g) > 1 || absDiff(b, tc.b) > 1 {
 				t.Errorf("LimitedRangeRGB(%d, %d, %d) = %d, %d, %d, want %d, %d, %d", tc.y, tc.cb, tc.c, r, g, b, tc.r, tc.g, tc.b)
 			}
 		})
 	}
+	// BT.709 from its own formulas (BT.709-6, 3.2-3.3).
+	for y := 0; y < 256; y += 3 {
+		for cb := 0; cb < 256; cb += 5 {
+			for cr := 0; cr < 256; cr += 5 {
+				fy, fcb, fcr := 255.0/219*float64(y-16), 255.0/224*float64(cb-128), 255.0/224*float64(cr-128)
+				wr, wg, wb := 1.5748*fcr+fy, fy-0.1873*fcb-0.4681*fcr, fy+1.8556*fcb
+				r, g, b := LimitedRangeRGB(uint8(y), uint8(cb), uint8(cr), true)
+				if off(r, clip(wr)) || off(g, clip(wg)) || off(b, clip(wb)) {
+					t.Fatalf("BT.709 LimitedRangeRGB(%d, %d, %d) = %d, %d, %d, want %.3f, %.3f, %.3f", y, cb, cr, r, g, b, wr, wg, wb)
+				}
+			}
+		}
+	}
 	// Exact values, clipped: the tables may round a value within 1e-4 of
 	// a half either way.
-	clip := func(v float64) float64 { return min(max(v, 0), 255) }
-	off := func(got uint8, want float64) bool { return math.Abs(float64(got)-want) > 0.5+1e-4 }
 	for y := 0; y < 256; y++ {
 		for cb := 0; cb < 256; cb += 3 {
 			for cr := 0; cr < 256; cr += 3 {
 				fy, fcb, fcr := 255.0/219*float64(y-16), 255.0/224*float64(cb-128), 255.0/224*float64(cr-128)
 				wr, wg, wb := clip(fy+1.402*fcr), clip(fy-0.344136*fcb-0.714136*fcr), clip(fy+1.772*fcb)
-				r, g, b := LimitedRangeRGB(uint8(y), uint8(cb), uint8(cr))
+				r, g, b := LimitedRangeRGB(uint8(y), uint8(cb), uint8(cr), false)
 				if off(r, wr) || off(g, wg) || off(b, wb) {
 					t.Fatalf("LimitedRangeRGB(%d, %d, %d) = %d, %d, %d, want %.3f, %.3f, %.3f", y, cb, cr, r, g, b, wr, wg, wb)
 				}
@@ -109,8 +124,11 @@ func absDiff(a, b uint8) int {
 }
 
 // TestTrackerReadsEveryForm gives the tracker one picture as RGBA, as a
-// JPEG frame and as a video frame in limited range: it must find the same
-// face and read the same skin colour and lumas from all three.
+// JPEG frame and as a video frame in limited range, BT.601 and BT.709: it
+// must find the same face and read the same skin colour and lumas from all.
+// The BT.709 frame's BT.601 lumas round twice (its own Y, then the chroma
+// terms), which moves the detector's edges by a pixel: its box may differ
+// by one pixel per edge.
 func TestTrackerReadsEveryForm(t *testing.T) {
 	rgba := scene(t, 640, 480, image.Pt(160, 40), 1)
 	read := func(img image.Image) Observation {
@@ -123,11 +141,13 @@ func TestTrackerReadsEveryForm(t *testing.T) {
 	}
 	want := read(rgba)
 	for _, tc := range []struct {
-		name string
-		img  image.Image
+		name   string
+		img    image.Image
+		boxTol float64
 	}{
-		{"jpeg range", toYCbCr(rgba)},
-		{"limited range", toLimited(rgba)},
+		{"jpeg range", toYCbCr(rgba), 1},
+		{"limited range", toLimited(rgba, image.YCbCrSubsampleRatio420, false), 1},
+		{"limited range bt709", toLimited(rgba, image.YCbCrSubsampleRatio444, true), 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := read(tc.img)
@@ -138,7 +158,7 @@ func TestTrackerReadsEveryForm(t *testing.T) {
 			}{
 				{"box left", float64(o.Box.Min.X), float64(want.Box.Min.X), 1},
 				{"box top", float64(o.Box.Min.Y), float64(want.Box.Min.Y), 1},
-				{"box side", float64(o.Box.Dx()), float64(want.Box.Dx()), 1},
+				{"box side", float64(o.Box.Dx()), float64(want.Box.Dx()), tc.boxTol},
 				{"R", o.R, want.R, 0.5},
 				{"G", o.G, want.G, 0.5},
 				{"B", o.B, want.B, 0.5},
@@ -160,8 +180,8 @@ func TestTrackerReadsEveryForm(t *testing.T) {
 // frame once the face is tracked.
 func TestObserveLimitedAllocs(t *testing.T) {
 	frames := [2]image.Image{
-		toLimited(scene(t, 480, 270, image.Pt(160, 20), 2)),
-		toLimited(scene(t, 480, 270, image.Pt(161, 21), 2)),
+		toLimited(scene(t, 480, 270, image.Pt(160, 20), 2), image.YCbCrSubsampleRatio420, false),
+		toLimited(scene(t, 480, 270, image.Pt(161, 21), 2), image.YCbCrSubsampleRatio444, true),
 	}
 	tr := NewTracker(cascade(t))
 	for i := range 2 * detectEvery {

@@ -322,7 +322,8 @@ func BenchmarkObserve(b *testing.B) {
 		{"ycbcr 640x480", [2]image.Image{ycc, movedYCC}},
 		// 720p as dsp/media delivered it before, and delivers it now.
 		{"rgba 480x270", [2]image.Image{scene(b, 480, 270, image.Pt(160, 20), 2), scene(b, 480, 270, image.Pt(161, 21), 2)}},
-		{"limited 480x270", [2]image.Image{toLimited(scene(b, 480, 270, image.Pt(160, 20), 2)), toLimited(scene(b, 480, 270, image.Pt(161, 21), 2))}},
+		{"limited 480x270", [2]image.Image{toLimited(scene(b, 480, 270, image.Pt(160, 20), 2), image.YCbCrSubsampleRatio420, false), toLimited(scene(b, 480, 270, image.Pt(161, 21), 2), image.YCbCrSubsampleRatio420, false)}},
+		{"limited bt709 480x270", [2]image.Image{toLimited(scene(b, 480, 270, image.Pt(160, 20), 2), image.YCbCrSubsampleRatio444, true), toLimited(scene(b, 480, 270, image.Pt(161, 21), 2), image.YCbCrSubsampleRatio444, true)}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			tr := NewTracker(cascade(b))

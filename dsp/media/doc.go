@@ -10,10 +10,11 @@
 // type, and ffmpeg is told which demuxer to use and may open nothing but the
 // one input, so a crafted file cannot make it read other files or URLs.
 //
-// Videos are delivered frame by frame to a callback as *YCbCr: 4:4:4 with the
-// BT.601 matrix in limited ("tv") range, a form ffmpeg converts to fast (no
-// RGB, 3 bytes a pixel through the pipe instead of 4), which the face
-// tracker reads in place and expands itself (face.LimitedRange). Chroma
+// Videos are delivered frame by frame to a callback as *YCbCr: 4:4:4 in
+// limited ("tv") range with the BT.709 matrix when the video is tagged so
+// and BT.601 otherwise, a form ffmpeg converts to fast (no RGB, 3 bytes a
+// pixel through the pipe instead of 4), which the face tracker reads in
+// place and expands itself (face.LimitedRange). Chroma
 // keeps full resolution because the skin mask is decided pixel by pixel
 // from it: 4:2:0 would halve the pipe again, but on the encoded synthetic
 // clips it changed a breathing count (s01, 23.2 to 16.0 /min) that 4:4:4

@@ -16,6 +16,10 @@ type frameMeta struct {
 	pts      float64 // presentation time, seconds
 	w, h     int
 	duration time.Duration // the container's stated duration, when known
+	// space is the frame's matrix as showinfo names it ("bt709",
+	// "unknown", ...), from the colour line it logs after the frame line;
+	// empty when none came.
+	space string
 }
 
 // ffmpegLog reads ffmpeg's stderr (run with -loglevel level+info, which tags
@@ -42,6 +46,17 @@ func (l *ffmpegLog) read(r io.Reader) {
 	defer close(l.frames)
 	br := bufio.NewReaderSize(r, maxLogLine)
 	var duration time.Duration
+	// A frame line waits in pending for its colour line, which follows
+	// it, after any side data lines.
+	var pending frameMeta
+	havePending := false
+	flush := func() {
+		if havePending {
+			l.frames <- pending
+			havePending = false
+		}
+	}
+	defer flush()
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -53,9 +68,14 @@ func (l *ffmpegLog) read(r io.Reader) {
 		}
 		if len(line) > 0 {
 			component, level, msg := splitLine(line)
-			if m, ok := parseShowinfo(msg); ok && strings.HasPrefix(component, "Parsed_showinfo") {
+			showinfo := strings.HasPrefix(component, "Parsed_showinfo")
+			if m, ok := parseShowinfo(msg); ok && showinfo {
+				flush()
 				m.duration = duration
-				l.frames <- m
+				pending, havePending = m, true
+			} else if space, ok := parseColorSpace(msg); ok && showinfo && havePending {
+				pending.space = space
+				flush()
 			} else if d, ok := parseDuration(msg); ok && duration == 0 {
 				duration = d
 			} else if (level == "error" || level == "fatal" || level == "panic") && len(l.errs) < maxErrLines && !benign(component, msg) {
@@ -131,6 +151,23 @@ func parseShowinfo(msg []byte) (frameMeta, bool) {
 		}
 	}
 	return m, havePTS && haveSize
+}
+
+// parseColorSpace reads the matrix from the colour line showinfo logs
+// after each frame line: "color_range:tv color_space:bt709
+// color_primaries:bt709 color_trc:bt709".
+func parseColorSpace(msg []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(msg, []byte("color_range:"))
+	if !ok {
+		return "", false
+	}
+	const key = " color_space:"
+	i := bytes.Index(rest, []byte(key))
+	if i < 0 {
+		return "", false
+	}
+	name, _, _ := bytes.Cut(rest[i+len(key):], []byte(" "))
+	return string(bytes.TrimSpace(name)), true
 }
 
 // parseDuration reads "Duration: 00:00:30.03, start: ..." from the input

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,9 +121,9 @@ func meanRGB(img *YCbCr) [3]float64 {
 
 // rgbAt is the pixel's colour after the face tracker's conversion.
 func rgbAt(img *YCbCr, x, y int) [3]uint8 {
-	p := img.LimitedRangeYCbCr()
+	p, bt709 := img.LimitedRangeYCbCr()
 	c := p.COffset(x, y)
-	r, g, b := face.LimitedRangeRGB(p.Y[p.YOffset(x, y)], p.Cb[c], p.Cr[c])
+	r, g, b := face.LimitedRangeRGB(p.Y[p.YOffset(x, y)], p.Cb[c], p.Cr[c], bt709)
 	return [3]uint8{r, g, b}
 }
 
@@ -139,17 +140,32 @@ func TestDecodeVideoColours(t *testing.T) {
 		return []string{"-f", "lavfi", "-i", "smptebars=size=" + size + ":rate=30:duration=0.2"}
 	}
 	lossless := []string{"-c:v", "libx264", "-qp", "0"}
+	// tagged stores the bars in a matrix and range and tags the video so.
+	tagged := func(space, matrix, rng, pixFmt string) []string {
+		return append(append(src("320x240"), "-vf", "scale=out_color_matrix="+matrix+":out_range="+rng+":flags=accurate_rnd+full_chroma_int+full_chroma_inp",
+			"-colorspace", space, "-color_range", rng, "-pix_fmt", pixFmt), lossless...)
+	}
+	// Two paths round in swscale beyond the 2 levels: full-range input,
+	// whose chroma ffmpeg 5.1 narrows to limited range a level off on
+	// saturated bars (cyan's Cb, so B by 2.1), and packed RGB input, whose
+	// conversion puts green's Y a level low; both did so before frames
+	// kept their matrix too.
 	cases := []struct {
-		name string
-		file string
-		args []string
+		name  string
+		file  string
+		args  []string
+		bt709 bool // the frames' matrix
+		tol   int  // levels
 	}{
-		{"4:2:0 limited bt601", "a.y4m", append(src("320x240"), "-pix_fmt", "yuv420p")},
-		{"4:4:4 limited bt601", "b.y4m", append(src("320x240"), "-pix_fmt", "yuv444p")},
-		{"4:2:0 full range (jpeg)", "c.y4m", append(src("320x240"), "-vf", "scale=out_range=full:flags=accurate_rnd", "-pix_fmt", "yuvj420p", "-strict", "-1")},
-		{"h264 bt709 tagged", "d.mp4", append(append(src("320x240"), "-vf", "scale=out_color_matrix=bt709:out_range=tv:flags=accurate_rnd+full_chroma_int+full_chroma_inp",
-			"-colorspace", "bt709", "-color_range", "tv", "-pix_fmt", "yuv420p"), lossless...)},
-		{"h264 720p scaled down", "e.mp4", append(append(src("1280x720"), "-pix_fmt", "yuv420p"), lossless...)},
+		{"4:2:0 limited bt601", "a.y4m", append(src("320x240"), "-pix_fmt", "yuv420p"), false, 2},
+		{"4:4:4 limited bt601", "b.y4m", append(src("320x240"), "-pix_fmt", "yuv444p"), false, 2},
+		{"4:2:0 full range (jpeg)", "c.y4m", append(src("320x240"), "-vf", "scale=out_range=full:flags=accurate_rnd", "-pix_fmt", "yuvj420p", "-strict", "-1"), false, 2},
+		{"h264 bt709 tagged", "d.mp4", tagged("bt709", "bt709", "tv", "yuv420p"), true, 2},
+		{"h264 720p scaled down", "e.mp4", append(append(src("1280x720"), "-pix_fmt", "yuv420p"), lossless...), false, 2},
+		{"h264 bt709 full range", "f.mp4", tagged("bt709", "bt709", "pc", "yuvj420p"), true, 3},
+		{"h264 bt2020 rewritten as bt601", "g.mp4", tagged("bt2020nc", "bt2020", "tv", "yuv420p"), false, 2},
+		{"h264 smpte170m tagged", "h.mp4", tagged("smpte170m", "smpte170m", "tv", "yuv420p"), false, 2},
+		{"rgb qtrle", "i.mov", append(src("320x240"), "-pix_fmt", "rgb24", "-c:v", "qtrle"), false, 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,6 +174,9 @@ func TestDecodeVideoColours(t *testing.T) {
 			frames := 0
 			if _, err := DecodeVideoFile(context.Background(), path, VideoOptions{}, func(f Frame) error {
 				frames++
+				if _, bt709 := f.Image.LimitedRangeYCbCr(); bt709 != tc.bt709 {
+					t.Fatalf("frame %d: bt709 %v, want %v", f.Index, bt709, tc.bt709)
+				}
 				b := f.Image.Bounds()
 				for i, want := range bars {
 					x, y := (2*i+1)*b.Dx()/14, b.Dy()/3
@@ -165,7 +184,7 @@ func TestDecodeVideoColours(t *testing.T) {
 					r, g, bl, _ := f.Image.At(x, y).RGBA()
 					at := [3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}
 					for c := range 3 {
-						if absDiff(got[c], want[c]) > 2 || absDiff(at[c], got[c]) > 1 {
+						if absDiff(got[c], want[c]) > tc.tol || absDiff(at[c], got[c]) > 1 {
 							t.Fatalf("frame %d, bar %d at (%d, %d): tracker reads %v, At %v, want %v", f.Index, i, x, y, got, at, want)
 						}
 					}
@@ -552,11 +571,55 @@ func TestParseFFmpegLog(t *testing.T) {
 	}
 }
 
+// TestFFmpegLogColorSpace checks that the log reader gives each frame the
+// matrix of the colour line showinfo logs after it, past side data lines,
+// and leaves it empty when none comes.
+func TestFFmpegLogColorSpace(t *testing.T) {
+	const log = `[Parsed_showinfo_1 @ 0x1] [info] n:   0 pts:      0 pts_time:0       pos:       48 fmt:yuv444p sar:0/1 s:480x270 i:P iskey:1 type:I
+[Parsed_showinfo_1 @ 0x1] [info]   side data - User Data Unregistered:
+[Parsed_showinfo_1 @ 0x1] [info] UUID=dc45e9bd-e6d9-48b7-962c-d820d923eeef
+[Parsed_showinfo_1 @ 0x1] [info] 
+[Parsed_showinfo_1 @ 0x1] [info] color_range:tv color_space:bt709 color_primaries:bt709 color_trc:bt709
+[Parsed_showinfo_1 @ 0x1] [info] n:   1 pts:    512 pts_time:0.0333333 pos:    19799 fmt:yuv444p sar:0/1 s:480x270 i:P iskey:0 type:B
+[Parsed_showinfo_1 @ 0x1] [info] color_range:tv color_space:unknown color_primaries:unknown color_trc:unknown
+[Parsed_showinfo_1 @ 0x1] [info] n:   2 pts:   1024 pts_time:0.0666667 pos:    18029 fmt:yuv444p sar:0/1 s:480x270 i:P iskey:0 type:B
+[mov @ 0x2] [info] color_range:tv color_space:bt2020nc color_primaries:bt709 color_trc:bt709
+[Parsed_showinfo_1 @ 0x1] [info] n:   3 pts:   1536 pts_time:0.1 pos:    18029 fmt:yuv444p sar:0/1 s:480x270 i:P iskey:0 type:B
+`
+	l := &ffmpegLog{frames: make(chan frameMeta, 8), done: make(chan struct{})}
+	l.read(strings.NewReader(log))
+	var got []string
+	for m := range l.frames {
+		got = append(got, m.space)
+	}
+	want := []string{"bt709", "unknown", "", ""}
+	if !slices.Equal(got, want) {
+		t.Errorf("matrices %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		name, msg, space string
+		ok               bool
+	}{
+		{"bt709", "color_range:tv color_space:bt709 color_primaries:bt709 color_trc:bt709", "bt709", true},
+		{"last field", "color_range:pc color_space:smpte170m", "smpte170m", true},
+		{"no space", "color_range:tv color_primaries:bt709", "", false},
+		{"not a colour line", "n: 0 pts: 0 color_space:bt709", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			space, ok := parseColorSpace([]byte(tc.msg))
+			if space != tc.space || ok != tc.ok {
+				t.Errorf("parseColorSpace(%q) = %q %v, want %q %v", tc.msg, space, ok, tc.space, tc.ok)
+			}
+		})
+	}
+}
+
 // FuzzFFmpegLog feeds arbitrary stderr text through the log reader: it
 // must never panic, and every frame it reports must have a sane size.
 func FuzzFFmpegLog(f *testing.F) {
 	f.Add([]byte("[Parsed_showinfo_1 @ 0x1] [info] n:0 pts:0 pts_time:0 s:64x48\n[error] broken\n  Duration: 00:00:01.00, start: 0\n"))
 	f.Add([]byte("[[[]]] [x @ ] [\n\n"))
+	f.Add([]byte("[Parsed_showinfo_1 @ 0x1] [info] n:0 pts_time:0 s:64x48\n[Parsed_showinfo_1 @ 0x1] [info] color_range:tv color_space:bt709 x\n"))
 	f.Add(bytes.Repeat([]byte("a"), 3*maxLogLine))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l := &ffmpegLog{frames: make(chan frameMeta), done: make(chan struct{})}
@@ -601,4 +664,39 @@ func BenchmarkDecode720p(b *testing.B) {
 	perClip := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(30/perClip, "x-realtime")
 	b.ReportMetric(900/perClip, "frames/s")
+}
+
+// TestToBT601 checks the table conversion of the other matrices against
+// the formulas in floating point: every pixel within half a level (plus
+// the tables' rounding) of the exact BT.601 level, clipped, and a BT.601
+// frame left as it is.
+func TestToBT601(t *testing.T) {
+	img := newYCbCr(64, 64)
+	p := img.planes
+	for i := range p.Y {
+		p.Y[i], p.Cb[i], p.Cr[i] = uint8(16+i%220), uint8(16+(i*7)%225), uint8(16+(i*13)%225)
+	}
+	src := slices.Concat(p.Y, p.Cb, p.Cr)
+	for _, name := range []string{"bt2020nc", "smpte240m", "fcc", "bt470bg"} {
+		t.Run(name, func(t *testing.T) {
+			mx := matrixOf(name)
+			copy(p.Y, src[:len(p.Y)])
+			copy(p.Cb, src[len(p.Y):2*len(p.Y)])
+			copy(p.Cr, src[2*len(p.Y):])
+			toBT601(p, mx)
+			for i := range p.Y {
+				r, g, b := mx.rgb(src[i], src[len(p.Y)+i], src[2*len(p.Y)+i])
+				y := 0.299*r + 0.587*g + 0.114*b
+				want := [3]float64{16 + 219.0/255*y, 128 + 224.0/255*(b-y)/1.772, 128 + 224.0/255*(r-y)/1.402}
+				for c, got := range []uint8{p.Y[i], p.Cb[i], p.Cr[i]} {
+					if w := min(max(want[c], 0), 255); math.Abs(float64(got)-w) > 0.5+1e-3 {
+						t.Fatalf("pixel %d plane %d: %d, want %.3f", i, c, got, w)
+					}
+				}
+				if name == "bt470bg" && (p.Y[i] != src[i] || p.Cb[i] != src[len(p.Y)+i] || p.Cr[i] != src[2*len(p.Y)+i]) {
+					t.Fatalf("pixel %d of a BT.601 frame changed", i)
+				}
+			}
+		})
+	}
 }
