@@ -119,6 +119,11 @@ func meanRGB(img *YCbCr) [3]float64 {
 	return [3]float64{s[0] / n, s[1] / n, s[2] / n}
 }
 
+// The tracker reads video frames in place only when they are
+// face.LimitedRange; a renamed method would silently send every frame
+// through At and an RGBA copy.
+var _ face.LimitedRange = (*YCbCr)(nil)
+
 // rgbAt is the pixel's colour after the face tracker's conversion.
 func rgbAt(img *YCbCr, x, y int) [3]uint8 {
 	p, bt709 := img.LimitedRangeYCbCr()
