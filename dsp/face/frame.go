@@ -17,10 +17,9 @@ type frame struct {
 	img  image.Image // what the frame reads from
 	rgba *image.RGBA
 	ycc  *image.YCbCr
-	// limited is set when ycc holds limited-range levels, converted to
-	// RGB with rgb; bt709 when their matrix is BT.709.
+	// limited is set when ycc holds limited-range levels; bt709 when
+	// their matrix is BT.709 (terms gives the conversion to RGB).
 	limited, bt709 bool
-	rgb            *rgbTerms
 }
 
 // wrap prepares img for reading. scratch is the tracker's conversion buffer,
@@ -44,7 +43,7 @@ func wrap(img image.Image, scratch **image.RGBA) frame {
 		}
 	case LimitedRange:
 		if p, bt709 := m.LimitedRangeYCbCr(); anchored && p.Rect == b {
-			f.ycc, f.limited, f.bt709, f.rgb = p, true, bt709, terms(bt709)
+			f.ycc, f.limited, f.bt709 = p, true, bt709
 			return f
 		}
 	}
@@ -224,11 +223,10 @@ func (f frame) lumaSum(step int, rc rect) (sum uint64, n int) {
 // (luma709Cb, luma709Cr), so it costs two lookups, not a conversion to RGB.
 func (f frame) luma601Of(x, y int) uint32 {
 	m := f.ycc
+	c := y*m.CStride + x // video's 4:4:4, on every fourth pixel of a frame
 	if m.SubsampleRatio != image.YCbCrSubsampleRatio444 {
-		c := m.COffset(x, y)
-		return luma709To601(m.Y[y*m.YStride+x], m.Cb[c], m.Cr[c])
+		c = m.COffset(x, y)
 	}
-	c := y*m.CStride + x // video's 4:4:4
 	return luma709To601(m.Y[y*m.YStride+x], m.Cb[c], m.Cr[c])
 }
 
@@ -282,7 +280,7 @@ type pixelFunc func(r, g, b, y, cb, cr uint8)
 // each calls fn for every pixel of the rectangle, which lies inside the frame.
 func (f frame) each(rc rect, fn pixelFunc) {
 	if f.ycc != nil {
-		m := f.ycc
+		m, t := f.ycc, terms(f.bt709)
 		for y := rc.y0; y < rc.y1; y++ {
 			for x := rc.x0; x < rc.x1; x++ {
 				yy := m.Y[m.YOffset(x, y)]
@@ -291,13 +289,13 @@ func (f frame) each(rc rect, fn pixelFunc) {
 				if f.bt709 {
 					// The skin model reads BT.601 values: those of the
 					// same RGB, not BT.709's own levels.
-					r, g, b := f.rgb.rgb(yy, cb, cr)
+					r, g, b := t.rgb(yy, cb, cr)
 					cb, cr := chroma601(r, g, b)
 					fn(r, g, b, uint8(luma601(r, g, b)), cb, cr)
 					continue
 				}
 				if f.limited {
-					r, g, b := f.rgb.rgb(yy, cb, cr)
+					r, g, b := t.rgb(yy, cb, cr)
 					fn(r, g, b, fullY[yy], fullC[cb], fullC[cr])
 					continue
 				}

@@ -147,6 +147,8 @@ func TestTrackerReadsEveryForm(t *testing.T) {
 	}{
 		{"jpeg range", toYCbCr(rgba), 1},
 		{"limited range", toLimited(rgba, image.YCbCrSubsampleRatio420, false), 1},
+		// What dsp/media delivers.
+		{"limited range 4:4:4", toLimited(rgba, image.YCbCrSubsampleRatio444, false), 1},
 		{"limited range bt709", toLimited(rgba, image.YCbCrSubsampleRatio444, true), 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

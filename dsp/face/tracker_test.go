@@ -320,9 +320,10 @@ func BenchmarkObserve(b *testing.B) {
 	}{
 		{"rgba 640x480", [2]image.Image{rgba, moved}},
 		{"ycbcr 640x480", [2]image.Image{ycc, movedYCC}},
-		// 720p as dsp/media delivered it before, and delivers it now.
+		// 720p as dsp/media delivered it before YCbCr frames.
 		{"rgba 480x270", [2]image.Image{scene(b, 480, 270, image.Pt(160, 20), 2), scene(b, 480, 270, image.Pt(161, 21), 2)}},
-		{"limited 480x270", [2]image.Image{toLimited(scene(b, 480, 270, image.Pt(160, 20), 2), image.YCbCrSubsampleRatio420, false), toLimited(scene(b, 480, 270, image.Pt(161, 21), 2), image.YCbCrSubsampleRatio420, false)}},
+		// The video frames dsp/media delivers: 4:4:4.
+		{"limited 480x270", [2]image.Image{toLimited(scene(b, 480, 270, image.Pt(160, 20), 2), image.YCbCrSubsampleRatio444, false), toLimited(scene(b, 480, 270, image.Pt(161, 21), 2), image.YCbCrSubsampleRatio444, false)}},
 		{"limited bt709 480x270", [2]image.Image{toLimited(scene(b, 480, 270, image.Pt(160, 20), 2), image.YCbCrSubsampleRatio444, true), toLimited(scene(b, 480, 270, image.Pt(161, 21), 2), image.YCbCrSubsampleRatio444, true)}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
