@@ -172,6 +172,9 @@ func (p *Postgres) waitReady(ctx context.Context) error {
 	}
 }
 
+// Pid is the server's process id: its backends are its children.
+func (p *Postgres) Pid() int { return p.cmd.Process.Pid }
+
 // Exec runs statements on the cluster's database as the superuser.
 func (p *Postgres) Exec(ctx context.Context, query string) error {
 	db, err := sql.Open("pgx", p.URL)
