@@ -68,23 +68,30 @@ func (db *DB) Measures(ctx context.Context, c Client, q MeasureQuery) (MeasurePa
 		}
 		page.Total = all
 		// With a tag filter, the measures of the matching tag sets are
-		// kept; the unary + of plus, when walking, keeps the planner off
-		// measures_by_tag_set so that it follows measures_by_client in
-		// list order. Both engines run the set query once (a hashed
-		// subquery), however many rows test it.
-		where := func(plus string) string { return scope }
+		// kept. When walking, the test is wrapped in IS TRUE: it keeps
+		// SQLite off measures_by_tag_set, so that it follows
+		// measures_by_client in list order, and PostgreSQL from turning
+		// it into a join that scans the sets once per measure; both then
+		// run the set query once and test each measure against its
+		// result in a hash.
+		where := func(walk bool) string { return scope }
 		if q.Tags != nil {
 			sets, setArgs := matchingTagSets(c, *q.Tags)
-			err := tx.QueryRow(ctx, `SELECT CAST(coalesce(sum(measures), 0) AS BIGINT) FROM tag_sets WHERE key IN (`+sets+`)`,
-				setArgs...).Scan(&page.Total)
+			err := tx.QueryRow(ctx, `SELECT CAST(coalesce(sum(measures), 0) AS BIGINT) FROM tag_sets
+			   WHERE client = ? AND key IN (`+sets+`)`, append([]any{c.key}, setArgs...)...).Scan(&page.Total)
 			if err != nil {
 				return err
 			}
-			where = func(plus string) string { return scope + ` AND ` + plus + `tag_set IN (` + sets + `)` }
+			where = func(walk bool) string {
+				if walk {
+					return scope + ` AND (tag_set IN (` + sets + `)) IS TRUE`
+				}
+				return scope + ` AND tag_set IN (` + sets + `)`
+			}
 			args = append(args, setArgs...)
 		}
 		if q.Kind != "" { // the tag sets do not count measures per kind
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM measures WHERE `+where(""), args...).Scan(&page.Total); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM measures WHERE `+where(false), args...).Scan(&page.Total); err != nil {
 				return err
 			}
 		}
@@ -93,11 +100,9 @@ func (db *DB) Measures(ctx context.Context, c Client, q MeasureQuery) (MeasurePa
 		}
 		// Gathering reads total rows, walking about want*all/total (want <
 		// total+take here, so no overflow).
-		plus := ""
-		if want, total := int64(q.Take+q.Skip), int64(page.Total); total > want && total*total > want*int64(all) {
-			plus = "+"
-		}
-		seqs, err := querySeqs(ctx, tx, `SELECT seq FROM measures WHERE `+where(plus)+` ORDER BY seq DESC LIMIT ? OFFSET ?`,
+		want, total := int64(q.Take+q.Skip), int64(page.Total)
+		walk := total > want && total*total > want*int64(all)
+		seqs, err := querySeqs(ctx, tx, `SELECT seq FROM measures WHERE `+where(walk)+` ORDER BY seq DESC LIMIT ? OFFSET ?`,
 			append(args, q.Take, q.Skip)...)
 		if err != nil {
 			return err

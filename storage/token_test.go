@@ -70,9 +70,7 @@ func TestCreateTokenExpiresOnTheCalendar(t *testing.T) {
 				if got := tok.ExpiresAt.Sub(tok.CreatedAt); got != tc.life {
 					t.Fatalf("expiresAt - createdAt = %s, want %s", got, tc.life)
 				}
-				var stored int64
-				stored = int64(count(t, db, `SELECT expires_at FROM access_tokens WHERE id = ?`, tok.ID))
-				if stored != tok.ExpiresAt.UnixMilli() {
+				if stored := int64(count(t, db, `SELECT expires_at FROM access_tokens WHERE id = ?`, tok.ID)); stored != tok.ExpiresAt.UnixMilli() {
 					t.Fatalf("stored expires_at %d, answered %d", stored, tok.ExpiresAt.UnixMilli())
 				}
 			})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -38,11 +39,11 @@ func (c storeConfig) check() error {
 	if c.databaseURL != "" {
 		u, err := url.Parse(c.databaseURL)
 		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			return fmt.Errorf("--database-url: want postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=...")
+			return errors.New("--database-url: want postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=MODE")
 		}
 	}
 	if c.mediaURL != "" && !strings.HasPrefix(c.mediaURL, "s3://") {
-		return fmt.Errorf("--media-url: want s3://BUCKET/PREFIX?endpoint=URL&region=R")
+		return errors.New("--media-url: want s3://BUCKET/PREFIX?endpoint=URL&region=R")
 	}
 	return nil
 }
