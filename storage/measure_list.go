@@ -101,9 +101,15 @@ func (db *DB) Measures(ctx context.Context, c Client, q MeasureQuery) (MeasurePa
 		// Gathering reads total rows, walking about want*all/total (want <
 		// total+take here, so no overflow).
 		want, total := int64(q.Take+q.Skip), int64(page.Total)
-		walk := total > want && total*total > want*int64(all)
-		seqs, err := querySeqs(ctx, tx, `SELECT seq FROM measures WHERE `+where(walk)+` ORDER BY seq DESC LIMIT ? OFFSET ?`,
-			append(args, q.Take, q.Skip)...)
+		read := `SELECT seq FROM measures WHERE ` + where(true) + ` ORDER BY seq DESC LIMIT ? OFFSET ?`
+		if total <= want || total*total <= want*int64(all) {
+			// Gathering: the matches first, then their order. Left to
+			// itself, PostgreSQL's planner bets that a LIMIT is met soon
+			// by walking, which a rare tag loses.
+			read = `WITH matches AS MATERIALIZED (SELECT seq FROM measures WHERE ` + where(false) + `)
+			  SELECT seq FROM matches ORDER BY seq DESC LIMIT ? OFFSET ?`
+		}
+		seqs, err := querySeqs(ctx, tx, read, append(args, q.Take, q.Skip)...)
 		if err != nil {
 			return err
 		}
