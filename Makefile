@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/pulsewire
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test check bench accuracy synth load deps-run deps-test clean
+.PHONY: all build run test check bench accuracy synth load cluster deps-run deps-test clean
 
 all: check test
 
@@ -20,14 +20,18 @@ deps-test:
 run: deps-run build
 	./$(BIN) serve --dev
 
-## test: every test, with the race detector; installs ffmpeg and chromium when missing.
+## test: every test, with the race detector; installs ffmpeg, chromium, postgresql,
+## haproxy and the S3-compatible server (versitygw) when missing. The tests start
+## their own PostgreSQL cluster, object store and HAProxy on loopback, and must
+## (PULSEWIRE_REQUIRE_SERVERS=1): a test that cannot start one fails, not skips.
 ## The tests run in a private network namespace (scripts/netns.sh): the browser tests
 ## reach nothing beyond loopback. The modules, the server and the clip generator are
 ## fetched and built first, and inside, GOPROXY=off makes any need of the network an
 ## error. Screenshots of the browser tests go to scripts/out/e2e. cmd/pulsewire, whose
 ## browser tests stream a camera in real time, runs last and alone: beside the other
 ## packages' CPU-bound tests a starved browser would capture too few frames.
-TEST_ENV := PULSEWIRE_BINARY=$(CURDIR)/bin/pulsewire PULSEWIRE_SYNTH=$(CURDIR)/bin/synth GOPROXY=off
+TEST_ENV := PULSEWIRE_BINARY=$(CURDIR)/bin/pulsewire PULSEWIRE_SYNTH=$(CURDIR)/bin/synth \
+	PULSEWIRE_VERSITYGW=$(CURDIR)/bin/versitygw PULSEWIRE_REQUIRE_SERVERS=1 GOPROXY=off
 test: deps-test
 	$(GO) mod download
 	$(GO) build -o bin/pulsewire ./cmd/pulsewire
@@ -41,9 +45,16 @@ check:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## bench: speed benchmarks (numbers, not assertions)
-bench: deps-test
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+## bench: speed benchmarks (numbers, not assertions), then the cluster's throughput
+## and latency through HAProxy with 1 and 3 instances (scripts/cluster -bench)
+bench: deps-test build
+	PULSEWIRE_VERSITYGW=$(CURDIR)/bin/versitygw $(GO) test -run '^$$' -bench . -benchmem ./...
+	PULSEWIRE_BINARY=$(CURDIR)/$(BIN) PULSEWIRE_VERSITYGW=$(CURDIR)/bin/versitygw $(GO) run ./scripts/cluster -bench
+
+## cluster: PostgreSQL, an S3-compatible store, three instances and HAProxy on
+## loopback; prints the addresses and runs until Ctrl-C (scripts/cluster)
+cluster: deps-test build
+	PULSEWIRE_BINARY=$(CURDIR)/$(BIN) PULSEWIRE_VERSITYGW=$(CURDIR)/bin/versitygw $(GO) run ./scripts/cluster
 
 ## accuracy: accuracy evaluation on synthetic clips and the real recordings in ../shared/data
 accuracy: deps-run

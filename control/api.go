@@ -38,12 +38,11 @@ const maxJSONBody = 1 << 20
 
 // API is the REST API of one environment (SPEC 4) as an http.Handler.
 type API struct {
-	svc            *Service
-	log            *slog.Logger
-	engine         *gin.Engine
-	general, mints *rateLimiter
-	internal       map[string]bool // routeKey of each Internal mounted route
-	analyzer       *Analyzer
+	svc      *Service
+	log      *slog.Logger
+	engine   *gin.Engine
+	internal map[string]bool // routeKey of each Internal mounted route
+	analyzer *Analyzer
 }
 
 // Route is a route another part of the server mounts on an environment's
@@ -61,9 +60,8 @@ type Route struct {
 
 // Options configure an API.
 type Options struct {
-	Logger *slog.Logger     // nil: no logs
-	Routes []Route          // mounted beside the API
-	Now    func() time.Time // the rate limits' clock; nil: time.Now
+	Logger *slog.Logger // nil: no logs
+	Routes []Route      // mounted beside the API
 	// Analyzer runs the measurements of the run routes; nil: one of this
 	// API's own (NewAnalyzer(0, DefaultQueue, ...)). A server shares one
 	// between its environments.
@@ -75,9 +73,6 @@ func NewAPI(svc *Service, opts Options) *API {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if opts.Analyzer == nil {
 		opts.Analyzer = NewAnalyzer(0, DefaultQueue, media.VideoOptions{})
 	}
@@ -85,8 +80,6 @@ func NewAPI(svc *Service, opts Options) *API {
 		svc:      svc,
 		log:      opts.Logger.With("env", string(svc.Env())),
 		engine:   gin.New(),
-		general:  newRateLimiter(requestsPerMinute, time.Minute, opts.Now),
-		mints:    newRateLimiter(tokensPerMinute, time.Minute, opts.Now),
 		internal: map[string]bool{},
 		analyzer: opts.Analyzer,
 	}
@@ -108,8 +101,8 @@ func NewAPI(svc *Service, opts Options) *API {
 		}
 	}
 
-	api := e.Group("", a.authenticate, a.limit(a.general))
-	api.POST("/access-tokens", a.limit(a.mints), a.handle(a.createToken))
+	api := e.Group("", a.authenticate, a.limit(generalLimit))
+	api.POST("/access-tokens", a.limit(mintLimit), a.handle(a.createToken))
 	api.DELETE("/access-tokens/:id", a.handle(a.revokeToken))
 	api.POST("/measures", a.handle(a.createMeasure))
 	api.GET("/measures", a.handle(a.listMeasures(""))) // filters apply
@@ -165,13 +158,13 @@ func (a *API) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-// limit spends one request of the caller's key from l, or answers 429 with
-// Retry-After.
-func (a *API) limit(l *rateLimiter) gin.HandlerFunc {
+// limit spends one request of the caller's key under l, or answers 429
+// with Retry-After.
+func (a *API) limit(l requestLimit) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		client := c.MustGet(clientKey).(storage.Client)
-		if ok, wait := l.allow(client.ID); !ok {
-			a.fail(c, &Error{Code: RateLimited, RetryAfter: wait})
+		if err := a.svc.spendRequest(c.Request.Context(), client, l); err != nil {
+			a.fail(c, err)
 			return
 		}
 		c.Next()

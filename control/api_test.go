@@ -18,8 +18,8 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// testClock is a settable clock shared by the store, the service and the
-// rate limits of a test environment.
+// testClock is a settable clock shared by the store (which counts the rate
+// limits too) and the service of a test environment.
 type testClock struct {
 	mu sync.Mutex // protects t
 	t  time.Time
@@ -94,7 +94,7 @@ func newTestEnv(t *testing.T, env Env, opts ...envOption) *testEnv {
 	t.Cleanup(func() { e.db.Close() })
 	e.svc = NewService(env, e.db, e.media)
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Now: e.clock.now, Analyzer: e.az})
+	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Analyzer: e.az})
 	return e
 }
 

@@ -18,14 +18,25 @@ import (
 	"time"
 
 	"github.com/pulsewire/pulsewire/storage"
+	"github.com/pulsewire/pulsewire/storage/storagetest"
 )
 
 // benchAPI is an environment for benchmarks: real SQLite in a temporary
-// folder, the real clock for the store, and a rate-limit clock that moves a
-// minute per request, so that no limit is ever reached.
+// folder, with a clock that moves a minute each time it is read, so that
+// no rate limit is ever reached (the limits are still counted, in the
+// database, as they are when serving).
 func benchAPI(b *testing.B, dir string) (*API, *storage.DB, *Service) {
+	return benchAPIOn(b, func(opts storage.Options) (*storage.DB, error) {
+		return storage.Open(context.Background(), filepath.Join(dir, "bench.db"), opts)
+	}, dir)
+}
+
+// benchAPIOn is benchAPI on the database open opens.
+func benchAPIOn(b *testing.B, open func(storage.Options) (*storage.DB, error), dir string) (*API, *storage.DB, *Service) {
 	b.Helper()
-	db, err := storage.Open(context.Background(), filepath.Join(dir, "bench.db"), storage.Options{})
+	var minutes atomic.Int64
+	now := func() time.Time { return time.Unix(minutes.Add(60), 0) }
+	db, err := open(storage.Options{Now: now})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,8 +45,7 @@ func benchAPI(b *testing.B, dir string) (*API, *storage.DB, *Service) {
 		b.Fatal(err)
 	}
 	svc := NewService(Production, db, media)
-	var minutes atomic.Int64
-	api := NewAPI(svc, Options{Now: func() time.Time { return time.Unix(minutes.Add(60), 0) }})
+	api := NewAPI(svc, Options{})
 	return api, db, svc
 }
 
@@ -50,7 +60,9 @@ func serve(b *testing.B, api *API, req *http.Request, status int) {
 }
 
 // BenchmarkCreateToken is the server time of POST /access-tokens:
-// authentication, validation, a 256-bit value, and one durable insert.
+// authentication, the two rate limits counted in the database (writes that
+// do not wait for the disk), validation, a 256-bit value, and one durable
+// insert.
 func BenchmarkCreateToken(b *testing.B) {
 	api, db, svc := benchAPI(b, b.TempDir())
 	defer db.Close()
@@ -67,25 +79,35 @@ func BenchmarkCreateToken(b *testing.B) {
 	}
 }
 
-// listBench is the database of the list benchmark, seeded once per process:
+// listDB is the database of a list benchmark, seeded once per process:
 // two clients with 100,000 measures each.
-var listBench struct {
+type listDB struct {
 	once sync.Once
 	dir  string
 	api  *API
 	db   *storage.DB
 	key  string
 	err  error
+	// postgres is the cluster of the PostgreSQL one.
+	postgres *storagetest.Postgres
 }
+
+// listBench is on SQLite, listBenchPostgres on PostgreSQL.
+var listBench, listBenchPostgres listDB
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	removeFixtures()
-	if listBench.db != nil {
-		listBench.db.Close()
-	}
-	if listBench.dir != "" {
-		os.RemoveAll(listBench.dir)
+	for _, l := range []*listDB{&listBench, &listBenchPostgres} {
+		if l.db != nil {
+			l.db.Close()
+		}
+		if l.postgres != nil {
+			l.postgres.Stop()
+		}
+		if l.dir != "" {
+			os.RemoveAll(l.dir)
+		}
 	}
 	os.Exit(code)
 }
@@ -112,23 +134,39 @@ func benchTags(seed uint64, n int) [][]string {
 	return sets
 }
 
-func seedListBench(b *testing.B) (*API, string) {
-	listBench.once.Do(func() {
+// seedListBench seeds l on SQLite, or on PostgreSQL (a cluster of its own,
+// flushing every commit as in production) when l is listBenchPostgres.
+func seedListBench(b *testing.B, l *listDB) (*API, string) {
+	l.once.Do(func() {
 		ctx := context.Background()
-		if listBench.dir, listBench.err = os.MkdirTemp("", "pulsewire-bench"); listBench.err != nil {
+		if l.dir, l.err = os.MkdirTemp("", "pulsewire-bench"); l.err != nil {
 			return
 		}
-		api, db, svc := benchAPI(b, listBench.dir)
-		listBench.api, listBench.db = api, db
+		var (
+			api *API
+			db  *storage.DB
+			svc *Service
+		)
+		if l == &listBenchPostgres {
+			if l.postgres, l.err = storagetest.StartPostgres(ctx, storagetest.PostgresOptions{Durable: true}); l.err != nil {
+				return
+			}
+			api, db, svc = benchAPIOn(b, func(opts storage.Options) (*storage.DB, error) {
+				return storage.OpenPostgres(ctx, l.postgres.URL, "bench", opts)
+			}, l.dir)
+		} else {
+			api, db, svc = benchAPI(b, l.dir)
+		}
+		l.api, l.db = api, db
 		start := time.Now()
 		for i := range 2 {
 			c, key, err := svc.CreateClient(ctx, NewClient{Name: fmt.Sprint("client", i)})
 			if err != nil {
-				listBench.err = err
+				l.err = err
 				return
 			}
 			if i == 0 {
-				listBench.key = key
+				l.key = key
 			}
 			sets := benchTags(uint64(i+1), 100_000)
 			for lo := 0; lo < len(sets); lo += 5000 {
@@ -136,17 +174,20 @@ func seedListBench(b *testing.B) (*API, string) {
 				for _, tags := range sets[lo : lo+5000] {
 					batch = append(batch, storage.NewMeasure{Tags: tags, UserData: &storage.UserData{}})
 				}
-				if _, listBench.err = db.CreateMeasures(ctx, c, batch); listBench.err != nil {
+				if _, l.err = db.CreateMeasures(ctx, c, batch); l.err != nil {
 					return
 				}
 			}
 		}
-		fmt.Fprintf(os.Stderr, "seeded 200,000 measures in %s\n", time.Since(start).Round(time.Second))
+		fmt.Fprintf(os.Stderr, "seeded 200,000 measures on %s in %s\n", db.Engine(), time.Since(start).Round(time.Second))
 	})
-	if listBench.err != nil {
-		b.Fatal(listBench.err)
+	if l.err != nil {
+		if l == &listBenchPostgres {
+			storagetest.Unavailable(b, "PostgreSQL", l.err)
+		}
+		b.Fatal(l.err)
 	}
-	return listBench.api, listBench.key
+	return l.api, l.key
 }
 
 // BenchmarkListMeasures is the server time of GET /measures?take=100 with a
@@ -155,8 +196,13 @@ func seedListBench(b *testing.B) (*API, string) {
 // percentile of one request. The first three are the headline cases, the
 // next three heavier (a tag on a quarter of the measures, four popular
 // tags), then a rare tag (gathered rather than walked) and no filter.
-func BenchmarkListMeasures(b *testing.B) {
-	api, key := seedListBench(b)
+func BenchmarkListMeasures(b *testing.B) { benchmarkListMeasures(b, &listBench) }
+
+// BenchmarkListMeasuresPostgres is BenchmarkListMeasures on PostgreSQL.
+func BenchmarkListMeasuresPostgres(b *testing.B) { benchmarkListMeasures(b, &listBenchPostgres) }
+
+func benchmarkListMeasures(b *testing.B, l *listDB) {
+	api, key := seedListBench(b, l)
 	for _, tc := range []struct{ name, filter string }{
 		{"contains-2", `{"operator":"contains","name":"tags","values":["tag-01","tag-02"]}`},
 		{"overlaps-2", `{"operator":"overlaps","name":"tags","values":["tag-03","tag-04"]}`},

@@ -386,9 +386,13 @@ func (m measureOf) mean(t *testing.T, name string) float64 {
 // mediaFolders lists the measure folders of the environment's media.
 func (e *testEnv) mediaFolders() []string {
 	e.t.Helper()
-	ids, err := e.media.List(context.Background())
+	stored, err := e.media.List(context.Background())
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	ids := make([]string, len(stored))
+	for i, m := range stored {
+		ids[i] = m.ID
 	}
 	return ids
 }

@@ -1,63 +1,41 @@
 package control
 
 import (
+	"context"
 	"math"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/pulsewire/pulsewire/storage"
 )
 
-// rateLimiter allows n requests per period for each key: a token bucket of
-// n tokens refilled evenly (golang.org/x/time/rate), so a key may spend n at
-// once and then earns one back every period/n.
-type rateLimiter struct {
-	n   int
-	per time.Duration
-	now func() time.Time
-
-	mu      sync.Mutex // protects the fields below
-	buckets map[string]*rate.Limiter
-	swept   time.Time
+// requestLimit is a rate limit on a client's API requests (SPEC 8): a token
+// bucket of rate.N requests earned back evenly over rate.Per, so a key may
+// spend N at once and then one every Per/N. The buckets are in the
+// environment's database, so that a limit holds for every instance of the
+// server together, not for each.
+type requestLimit struct {
+	name string // the bucket's name in the database
+	rate storage.Rate
 }
 
-func newRateLimiter(n int, per time.Duration, now func() time.Time) *rateLimiter {
-	return &rateLimiter{n: n, per: per, now: now, buckets: map[string]*rate.Limiter{}}
-}
+// The limits (ARCHITECTURE.md): per API key, over all routes, and again for
+// minting tokens.
+var (
+	generalLimit = requestLimit{"general", storage.Rate{N: requestsPerMinute, Per: time.Minute}}
+	mintLimit    = requestLimit{"access-tokens", storage.Rate{N: tokensPerMinute, Per: time.Minute}}
+)
 
-// allow spends one request of key. When none is left it spends nothing and
-// says how long until one is.
-func (l *rateLimiter) allow(key string) (ok bool, retryAfter time.Duration) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sweep(now)
-	b := l.buckets[key]
-	if b == nil {
-		b = rate.NewLimiter(rate.Every(l.per/time.Duration(l.n)), l.n)
-		l.buckets[key] = b
+// spendRequest spends one request of c under l, or refuses it with
+// RateLimited and the wait until one is back.
+func (s *Service) spendRequest(ctx context.Context, c storage.Client, l requestLimit) error {
+	ok, wait, err := s.db.SpendRequest(ctx, c, l.name, l.rate)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return &Error{Code: RateLimited, RetryAfter: wait}
 	}
-	r := b.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
-}
-
-// sweep forgets, once per period, the buckets that have filled up again:
-// a full bucket is the same as a new one, and the map stays as small as the
-// set of keys active in the last period.
-func (l *rateLimiter) sweep(now time.Time) {
-	if now.Sub(l.swept) < l.per {
-		return
-	}
-	l.swept = now
-	for key, b := range l.buckets {
-		if b.TokensAt(now) >= float64(l.n) {
-			delete(l.buckets, key)
-		}
-	}
+	return nil
 }
 
 // retryAfterSeconds is the Retry-After header for a wait of d: whole

@@ -45,21 +45,3 @@ func TestTokenRateLimit(t *testing.T) {
 	e.clock.advance(3 * time.Second)
 	wantStatus(t, e.do("POST", "/access-tokens", key, body), http.StatusCreated)
 }
-
-func TestRateLimiterForgetsIdleKeys(t *testing.T) {
-	clock := &testClock{t: time.Unix(0, 0)}
-	l := newRateLimiter(2, time.Minute, clock.now)
-	for _, key := range []string{"a", "b", "a"} {
-		if ok, _ := l.allow(key); !ok {
-			t.Fatalf("%s refused", key)
-		}
-	}
-	if ok, wait := l.allow("a"); ok || wait != 30*time.Second {
-		t.Fatalf("third request of a: ok=%v wait=%s", ok, wait)
-	}
-	clock.advance(2 * time.Minute)
-	l.allow("c")
-	if len(l.buckets) != 1 {
-		t.Fatalf("%d buckets after the sweep, want 1 (c)", len(l.buckets))
-	}
-}

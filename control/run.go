@@ -65,7 +65,7 @@ func (s *Service) StartRun(ctx context.Context, c storage.Client, of RunOf, kind
 		if perr != nil {
 			return nil, perr
 		}
-		r.measure, err = s.db.StartMeasure(ctx, c, id)
+		r.measure, err = s.db.StartMeasure(ctx, c, id, kind)
 		if errors.Is(err, storage.ErrAlreadyRun) {
 			return nil, invalidf("the measure has already run: a measure runs once")
 		}
@@ -75,7 +75,7 @@ func (s *Service) StartRun(ctx context.Context, c storage.Client, of RunOf, kind
 			id = uuid.NewString()
 		}
 		r.byRun = true
-		r.measure, err = s.db.StartNewMeasure(ctx, c, id, of.New)
+		r.measure, err = s.db.StartNewMeasure(ctx, c, id, of.New, kind)
 	}
 	if err != nil {
 		return nil, err
@@ -205,8 +205,9 @@ const abandonTimeout = 30 * time.Second
 // Abandon undoes a run that cannot end, leaving no partial state: the
 // run's media are removed, then a new measure is removed and an existing
 // one goes back to created, as if it had never run. It works on after ctx
-// has ended (a client that went away). What a crash prevents it from
-// finishing, Service.Recover repairs at the next start.
+// has ended (a client that went away). A run a crash prevents from ending
+// or being abandoned is ended by the sweep of another instance, or of this
+// one once it restarts (Service.SweepRuns).
 func (r *Run) Abandon(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 	defer cancel()

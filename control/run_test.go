@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/pulsewire/pulsewire/dsp"
@@ -331,63 +332,121 @@ func TestRunAbandon(t *testing.T) {
 	}
 }
 
-func TestRecover(t *testing.T) {
+// TestSweepRuns: runs of an instance gone for longer than the run limit
+// end with PROCESSOR_FAIL on every returned variable and no charge; runs
+// of a live instance, and of one gone for less, are left alone.
+func TestSweepRuns(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEnv(t, Production)
+	limit := 10 * time.Minute
+	acme := e.newClient("acme", []string{"hr", "br"}, ptr(int64(5)))
+	// Another instance on the same database, which dies.
+	other, err := storage.Open(ctx, e.file, storage.Options{Now: e.clock.now, Instance: "dead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	dead := NewService(Production, other, e.media)
+	if err := dead.Join(ctx, Upkeep{Address: "127.0.0.1:1", RunLimit: limit}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.Join(ctx, Upkeep{Address: "127.0.0.1:2", RunLimit: limit}); err != nil {
+		t.Fatal(err)
+	}
+	twoStep, _ := e.svc.CreateMeasure(ctx, acme, storage.NewMeasure{DesiredVariables: []string{"hr"}})
+	cut, err := dead.StartRun(ctx, acme, RunOf{MeasureID: twoStep.ID}, storage.KindCPPG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newCut, err := dead.StartRun(ctx, acme, RunOf{}, storage.KindRPPG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := e.svc.StartRun(ctx, acme, RunOf{}, storage.KindRPPG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Within the limit nothing is swept, however long the runs have been
+	// going.
+	e.clock.advance(limit)
+	if n, err := e.svc.SweepRuns(ctx, limit); err != nil || n != 0 {
+		t.Fatalf("swept %d (%v) within the limit", n, err)
+	}
+	// The live instance beats; the dead one does not.
+	e.clock.advance(time.Millisecond)
+	if err := e.db.Heartbeat(ctx, "127.0.0.1:2"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.svc.SweepRuns(ctx, limit); err != nil || n != 2 {
+		t.Fatalf("swept %d (%v), want the dead instance's 2", n, err)
+	}
+	for _, tc := range []struct {
+		id       string
+		kind     storage.Kind
+		returned []string
+	}{{cut.Measure().ID, storage.KindCPPG, []string{"hr"}}, {newCut.Measure().ID, storage.KindRPPG, []string{"hr", "br"}}} {
+		m, err := e.svc.Measure(ctx, acme, tc.id)
+		if err != nil || m.Status != storage.StatusEnded || m.Kind != tc.kind || !slices.Equal(m.ReturnedVariables, tc.returned) || m.Signal != nil {
+			t.Fatalf("swept measure %+v %v", m, err)
+		}
+		var vars map[string]dsp.Variable
+		json.Unmarshal(m.Variables, &vars)
+		for _, name := range tc.returned {
+			if v := vars[name]; v.Error != dsp.ProcessorFail {
+				t.Fatalf("%s of a swept run: %+v", name, v)
+			}
+		}
+	}
+	if used, _ := e.db.CreditsUsed(ctx, acme, e.clock.now()); used != 0 {
+		t.Fatalf("a swept run cost %d credits", used)
+	}
+	if m, _ := e.svc.Measure(ctx, acme, live.Measure().ID); m.Status != storage.StatusStarted {
+		t.Fatalf("the live instance's run was swept: %+v", m)
+	}
+	// The live run still ends; the swept ones cannot.
+	if _, err := live.End(ctx, result()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cut.End(ctx, result()); ErrorCode(err) != NotFound {
+		t.Fatalf("end of a swept run: %v", err)
+	}
+}
+
+// TestSweepMedia: media of no measure go once older than the grace, media
+// of a measure in any state stay.
+func TestSweepMedia(t *testing.T) {
 	ctx := context.Background()
 	e := newTestEnv(t, Production)
 	acme := e.newClient("acme", nil, nil)
 	media := e.media.(*storage.MediaDir)
-	put := func(id string) {
+	put := func(id string, age time.Duration) {
+		t.Helper()
 		if err := e.media.Put(ctx, id, "video", strings.NewReader("frames")); err != nil {
 			t.Fatal(err)
 		}
+		at := time.Now().Add(-age)
+		os.Chtimes(filepath.Join(media.Root, id), at, at)
 	}
-	// What a crash leaves: a create-and-run and a two-step run cut short
-	// (with their media), an upload whose measure was never stored, and a
-	// half-written file; beside an ended measure and a created one.
-	cut, err := e.svc.StartRun(ctx, acme, RunOf{}, storage.KindRPPG)
-	if err != nil {
-		t.Fatal(err)
-	}
-	put(cut.Measure().ID)
-	twoStep, _ := e.svc.CreateMeasure(ctx, acme, storage.NewMeasure{})
-	if _, err := e.svc.StartRun(ctx, acme, RunOf{MeasureID: twoStep.ID}, storage.KindRPPG); err != nil {
-		t.Fatal(err)
-	}
-	put(twoStep.ID)
-	orphan := uuid.NewString()
-	put(orphan)
-	os.WriteFile(filepath.Join(media.Root, orphan, ".put-123"), []byte("half"), 0o600)
-	done, err := e.svc.StartRun(ctx, acme, RunOf{}, storage.KindRPPG)
-	if err != nil {
-		t.Fatal(err)
-	}
-	put(done.Measure().ID)
-	if _, err := done.End(ctx, result()); err != nil {
-		t.Fatal(err)
-	}
+	const grace = time.Hour
 	created, _ := e.svc.CreateMeasure(ctx, acme, storage.NewMeasure{})
-
-	rec, err := e.svc.Recover(ctx)
+	started, err := e.svc.StartRun(ctx, acme, RunOf{}, storage.KindRPPG)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec != (Recovery{Reset: 1, Removed: 1, Orphans: 3}) {
-		t.Fatalf("recovery %+v", rec)
+	orphan, young := uuid.NewString(), uuid.NewString()
+	put(created.ID, 2*grace)
+	put(started.Measure().ID, 2*grace)
+	put(orphan, 2*grace)
+	put(young, grace/2) // an upload whose measure another instance is about to store
+	if n, err := e.svc.SweepMedia(ctx, grace); err != nil || n != 1 {
+		t.Fatalf("swept %d (%v), want the orphan", n, err)
 	}
-	if _, err := e.svc.Measure(ctx, acme, cut.Measure().ID); ErrorCode(err) != NotFound {
-		t.Fatalf("create-and-run cut short: %v", err)
-	}
-	for _, id := range []string{twoStep.ID, created.ID} {
-		if m, err := e.svc.Measure(ctx, acme, id); err != nil || m.Status != storage.StatusCreated {
-			t.Fatalf("after recovery %+v %v", m, err)
-		}
-	}
-	ids, _ := e.media.List(ctx)
-	if !slices.Equal(ids, []string{done.Measure().ID}) {
-		t.Fatalf("media left %v, want only the ended measure's", ids)
-	}
-	if again, err := e.svc.Recover(ctx); err != nil || again != (Recovery{}) {
-		t.Fatalf("second recovery %+v %v", again, err)
+	left := e.mediaFolders()
+	slices.Sort(left)
+	want := []string{created.ID, started.Measure().ID, young}
+	slices.Sort(want)
+	if !slices.Equal(left, want) {
+		t.Fatalf("media left %v, want %v", left, want)
 	}
 }
 

@@ -139,13 +139,14 @@ func (s *Service) RevokeToken(ctx context.Context, c storage.Client, id string) 
 // OpenSession counts one session of the token whose value is presented,
 // for the session server (SPEC 2.1, 5): the value, never the id, opens a
 // session, and only for a permission the token carries, while it is neither
-// expired, revoked nor spent, its client is active and admit (nil: always)
-// lets the client open one more, so that a refusal by admit spends nothing.
+// expired, revoked nor spent, its client is active and the client's
+// openings stay within every rate of openings (counted in the database, for
+// every instance together), so that a refusal for the rate spends nothing.
 // Every refusal wraps storage.ErrSessionRefused with its cause, for the
 // server log only.
-func (s *Service) OpenSession(ctx context.Context, value, permission string, admit storage.Admit) (storage.TokenSession, error) {
+func (s *Service) OpenSession(ctx context.Context, value, permission string, openings []storage.Rate) (storage.TokenSession, error) {
 	if !strings.HasPrefix(value, TokenPrefix) {
 		return storage.TokenSession{}, fmt.Errorf("%w: not an access token value", storage.ErrSessionRefused)
 	}
-	return s.db.OpenTokenSession(ctx, hashSecret(value), permission, admit)
+	return s.db.OpenTokenSession(ctx, hashSecret(value), permission, openings)
 }

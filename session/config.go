@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/pulsewire/pulsewire/storage"
 )
 
 // Config bounds the sessions of a server. Zero fields take the defaults
@@ -45,6 +47,11 @@ const (
 	DefaultMaxSessions   = 100
 	DefaultFrameQueue    = 16
 )
+
+// openingLimits is the opening rate of an account (SPEC 5.4, 8): at most 2
+// session openings in any second and 20 in any minute. The database counts
+// them, for every instance of the server together.
+var openingLimits = []storage.Rate{{N: 2, Per: time.Second}, {N: 20, Per: time.Minute}}
 
 // Fixed limits of the protocol (PROTOCOL.md).
 const (

@@ -79,16 +79,19 @@ var cascadeOnce = sync.OnceValues(face.LoadCascade)
 // testEnv is one environment served over loopback: a real SQLite file, the
 // control plane's API and the session server on one listener.
 type testEnv struct {
-	t      *testing.T
-	env    control.Env
-	db     *storage.DB
-	svc    *control.Service
-	srv    *Server
-	http   *httptest.Server
-	clock  *testClock
-	logs   *syncBuffer
-	client storage.Client
-	key    string // the client's API key
+	t        *testing.T
+	env      control.Env
+	db       *storage.DB
+	svc      *control.Service
+	srv      *Server
+	http     *httptest.Server
+	clock    *testClock
+	logs     *syncBuffer
+	client   storage.Client
+	key      string // the client's API key
+	dir      string // of the database file and the media
+	cfg      Config
+	listenIP net.IP
 }
 
 func newTestEnv(t *testing.T, cfg Config) *testEnv {
@@ -104,28 +107,59 @@ func newTestEnvIn(t *testing.T, env control.Env, cfg Config, clock *testClock) *
 // listener's address (the HTTP server itself stays on loopback).
 func newTestEnvOn(t *testing.T, env control.Env, cfg Config, clock *testClock, listenIP net.IP) *testEnv {
 	t.Helper()
-	dir := t.TempDir()
-	e := &testEnv{t: t, env: env, clock: clock, logs: &syncBuffer{}}
-	media, err := storage.NewMediaDir(filepath.Join(dir, "media"))
+	e := &testEnv{t: t, env: env, clock: clock, logs: &syncBuffer{}, dir: t.TempDir(), cfg: cfg}
+	media, err := storage.NewMediaDir(filepath.Join(e.dir, "media"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.db, err = storage.Open(context.Background(), filepath.Join(dir, "db.sqlite"), storage.Options{Now: clock.now}); err != nil {
+	if e.db, err = storage.Open(context.Background(), filepath.Join(e.dir, "db.sqlite"), storage.Options{Now: clock.now}); err != nil {
 		t.Fatal(err)
 	}
 	e.svc = control.NewService(env, e.db, media)
+	e.listenIP = listenIP
+	if e.client, e.key, err = e.svc.CreateClient(context.Background(), control.NewClient{Name: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	e.serve()
+	return e
+}
+
+// otherInstance is a second instance of the server of e's environment, on
+// the same database and media, with its own listener, as a load balancer
+// would have in front of both; both are recorded with their addresses.
+func (e *testEnv) otherInstance() *testEnv {
+	e.t.Helper()
+	o := &testEnv{t: e.t, env: e.env, clock: e.clock, logs: &syncBuffer{}, dir: e.dir, cfg: e.cfg, client: e.client, key: e.key}
+	media, err := storage.NewMediaDir(filepath.Join(o.dir, "media"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if o.db, err = storage.Open(context.Background(), filepath.Join(o.dir, "db.sqlite"), storage.Options{Now: o.clock.now}); err != nil {
+		e.t.Fatal(err)
+	}
+	o.svc = control.NewService(o.env, o.db, media)
+	o.serve()
+	for _, in := range []*testEnv{e, o} {
+		if err := in.db.Heartbeat(context.Background(), strings.TrimPrefix(in.http.URL, "http://")); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return o
+}
+
+// serve starts e's session server and its listener, stopped at the end of
+// the test.
+func (e *testEnv) serve() {
+	t := e.t
 	cascade, err := cascadeOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if e.srv, err = NewServer(e.svc, Options{Config: cfg, Cascade: cascade, Logger: log, Now: clock.now, ListenIP: listenIP}); err != nil {
+	if e.srv, err = NewServer(e.svc, Options{Config: e.cfg, Cascade: cascade, Logger: log, Now: e.clock.now, ListenIP: e.listenIP}); err != nil {
 		t.Fatal(err)
 	}
 	e.http = httptest.NewServer(control.NewAPI(e.svc, control.Options{Logger: log, Routes: e.srv.Routes()}))
-	if e.client, e.key, err = e.svc.CreateClient(context.Background(), control.NewClient{Name: "acme"}); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -138,7 +172,6 @@ func newTestEnvOn(t *testing.T, env control.Env, cfg Config, clock *testClock, l
 			t.Logf("server log:\n%s", e.logs.String())
 		}
 	})
-	return e
 }
 
 // tokenLife is how long the tokens mint makes are good for.

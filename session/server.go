@@ -27,7 +27,6 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	capacity *Capacity
-	openings *openingRate
 	tickets  *tickets
 	webrtc   *webrtcAPI
 
@@ -83,7 +82,6 @@ func NewServer(svc *control.Service, opts Options) (*Server, error) {
 		log:      opts.Logger.With("env", string(svc.Env())),
 		now:      opts.Now,
 		capacity: opts.Capacity,
-		openings: newOpeningRate(opts.Now),
 		tickets:  newTickets(string(svc.Env()), opts.Now),
 		sessions: map[string]*session{},
 		closing:  make(chan struct{}),
@@ -162,9 +160,7 @@ func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 	if !s.capacity.take() {
 		return nil, errBusy
 	}
-	ts, err := s.svc.OpenSession(ctx, o.token, o.chain.permission(), func(c storage.Client) error {
-		return s.openings.admit(c.ID)
-	})
+	ts, err := s.svc.OpenSession(ctx, o.token, o.chain.permission(), openingLimits)
 	if err != nil {
 		s.capacity.give()
 		if errors.Is(err, storage.ErrSessionRefused) {
@@ -180,9 +176,19 @@ func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 		}
 		return nil, fmt.Errorf("token %s of client %s: start the run: %w", ts.TokenID, ts.Client.ID, err)
 	}
+	// Recorded before it opens, so that any instance can hand on its
+	// resumes and its WHIP DELETE from its first message on.
+	id := uuid.NewString()
+	if err := s.svc.HoldSession(ctx, id); err != nil {
+		if aerr := run.Abandon(ctx); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+		s.capacity.give()
+		return nil, fmt.Errorf("token %s of client %s: %w", ts.TokenID, ts.Client.ID, err)
+	}
 	now := s.now()
 	sess := &session{
-		id:        uuid.NewString(),
+		id:        id,
 		chain:     o.chain,
 		srv:       s,
 		client:    ts.Client,
@@ -202,6 +208,7 @@ func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 		// already: this one must not start.
 		s.mu.Unlock()
 		sess.abandon()
+		s.svc.ReleaseSession(context.WithoutCancel(ctx), id)
 		s.capacity.give()
 		return nil, errClosing
 	default:
@@ -222,17 +229,26 @@ func maxSessions(n *int64) any {
 	return *n
 }
 
-// resume finds the session a ticket names.
-func (s *Server) resume(ticket string) (*session, error) {
+// resume finds the session a ticket names: here, or, when another
+// instance holds it and mayHandOn, on that instance (a *heldElsewhere
+// error: hand the connection on). A ticket is checked by the instance that
+// signed it, the one that holds its session.
+func (s *Server) resume(ctx context.Context, ticket string, mayHandOn bool) (*session, error) {
 	id, err := s.tickets.check(ticket)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errRefused, err)
-	}
-	sess := s.session(id)
-	if sess == nil {
+	if err == nil {
+		if sess := s.session(id); sess != nil {
+			return sess, nil
+		}
 		return nil, fmt.Errorf("%w: session %s has ended", errRefused, id)
 	}
-	return sess, nil
+	if mayHandOn {
+		if named, serr := ticketSubject(ticket); serr == nil {
+			if address, ok := s.heldElsewhere(ctx, named); ok {
+				return nil, &heldElsewhere{id: named, address: address}
+			}
+		}
+	}
+	return nil, fmt.Errorf("%w: %w", errRefused, err)
 }
 
 // session returns the open session id, or nil.
@@ -244,6 +260,13 @@ func (s *Server) session(id string) *session {
 
 // forget unregisters a session whose loop has ended and frees its place.
 func (s *Server) forget(sess *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := s.svc.ReleaseSession(ctx, sess.id); err != nil {
+		// Left behind, the record only sends a late resume here, where
+		// it is refused; the instance's exit removes it.
+		sess.log.Warn("release the session", "err", err)
+	}
+	cancel()
 	s.mu.Lock()
 	delete(s.sessions, sess.id)
 	s.mu.Unlock()

@@ -12,7 +12,8 @@ import (
 // tickets issues and checks resume tickets: JWTs (HS256) naming one session
 // of one environment, signed with a key that lives only in this process's
 // memory. Sessions live in memory too, so nothing a restart forgets needs a
-// ticket that survives it.
+// ticket that survives it; a ticket that reaches another instance is handed
+// on, with its connection, to the one that signed it (handon.go).
 type tickets struct {
 	key      []byte
 	audience string // the environment
@@ -60,6 +61,19 @@ func (t *tickets) check(ticket string) (string, error) {
 		jwt.WithTimeFunc(t.now),
 	)
 	if err != nil {
+		return "", fmt.Errorf("%w: %w", errTicket, err)
+	}
+	if claims.Subject == "" {
+		return "", fmt.Errorf("%w: no session named", errTicket)
+	}
+	return claims.Subject, nil
+}
+
+// ticketSubject reads the session a ticket names without checking it: only
+// to find the instance that signed it, which checks it.
+func ticketSubject(ticket string) (string, error) {
+	var claims jwt.RegisteredClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(ticket, &claims); err != nil {
 		return "", fmt.Errorf("%w: %w", errTicket, err)
 	}
 	if claims.Subject == "" {

@@ -35,7 +35,12 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	c.SetReadLimit(s.cfg.MaxFrameBytes)
 	ctx := r.Context()
 
-	sess, err := s.handshake(ctx, c)
+	sess, first, err := s.handshake(ctx, c, r.Header.Get(handedOnHeader) == "")
+	var elsewhere *heldElsewhere
+	if errors.As(err, &elsewhere) {
+		s.relay(ctx, c, elsewhere, first, log)
+		return
+	}
 	if err != nil {
 		code, reason := refusal(err)
 		if code == websocket.StatusInternalError {
@@ -56,8 +61,9 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 }
 
 // handshake reads the first message and opens or resumes the session it
-// asks for.
-func (s *Server) handshake(ctx context.Context, c *websocket.Conn) (*session, error) {
+// asks for; it returns that message too, for a resume handed on to another
+// instance (mayHandOn).
+func (s *Server) handshake(ctx context.Context, c *websocket.Conn, mayHandOn bool) (*session, []byte, error) {
 	// A context deadline on Read would drop the connection without a
 	// close frame; a refusal must look like every other one.
 	timer := time.AfterFunc(handshakeTimeout, func() { c.Close(websocket.StatusPolicyViolation, "") })
@@ -66,22 +72,25 @@ func (s *Server) handshake(ctx context.Context, c *websocket.Conn) (*session, er
 		err = errors.Join(err, errors.New("no first message in time"))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: no first message: %w", errRefused, err)
+		return nil, nil, fmt.Errorf("%w: no first message: %w", errRefused, err)
 	}
 	if typ != websocket.MessageText {
-		return nil, fmt.Errorf("%w: the first message is binary", errRefused)
+		return nil, nil, fmt.Errorf("%w: the first message is binary", errRefused)
 	}
 	m, err := parseClientMessage(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: first message: %w", errRefused, err)
+		return nil, nil, fmt.Errorf("%w: first message: %w", errRefused, err)
 	}
+	var sess *session
 	switch m.Type {
 	case typeOpen:
-		return s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID})
+		sess, err = s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID})
 	case typeResume:
-		return s.resume(m.Ticket)
+		sess, err = s.resume(ctx, m.Ticket, mayHandOn)
+	default:
+		err = fmt.Errorf("%w: the first message is a %s message", errRefused, m.Type)
 	}
-	return nil, fmt.Errorf("%w: the first message is a %s message", errRefused, m.Type)
+	return sess, data, err
 }
 
 // refusal is the close status and reason of a failed handshake: the same

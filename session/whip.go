@@ -124,13 +124,20 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteWHIP is DELETE /sessions/whip/{id}: the token that opened the
-// session ends it (hangUp). Any other token, and an unknown session, are
+// session ends it (hangUp), on whichever instance holds it (handon.go). Any other token, and an unknown session, are
 // 404. It answers once the session has ended, so a realtime measure is
 // stored when the caller reads it, without polling (the result is also
 // pushed on the data channel while it is open); 500 when it could not be
 // stored. If the caller gives up waiting, the session still ends.
 func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
-	sess := s.session(r.PathValue("id"))
+	id := r.PathValue("id")
+	sess := s.session(id)
+	if sess == nil && r.Header.Get(handedOnHeader) == "" {
+		if address, ok := s.heldElsewhere(r.Context(), id); ok {
+			forward(w, r, address)
+			return
+		}
+	}
 	hash := sha256.Sum256([]byte(control.Bearer(r.Header)))
 	if sess == nil || subtle.ConstantTimeCompare(hash[:], sess.tokenHash[:]) != 1 {
 		control.WriteError(w, r, &control.Error{Code: control.NotFound})

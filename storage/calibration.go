@@ -46,9 +46,12 @@ func scanCalibration(row interface{ Scan(...any) error }) (Calibration, error) {
 // ended and carry an externalId; otherwise, or when it does not exist or is
 // another client's, ErrNotFound.
 func (db *DB) Calibrate(ctx context.Context, c Client, measureID string, systole, diastole float64) (Calibration, error) {
-	cal, err := scanCalibration(db.write.QueryRowContext(ctx,
+	// The arguments are cast: PostgreSQL cannot infer their types from a
+	// SELECT's output columns.
+	cal, err := scanCalibration(db.writer().QueryRow(ctx,
 		`INSERT INTO calibrations (client, external_id, kind, measure_id, systole, diastole, features, created_at)
-		 SELECT client, external_id, kind, id, ?, ?, features, ? FROM measures
+		 SELECT client, external_id, kind, id, CAST(? AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION), features,
+		   CAST(? AS BIGINT) FROM measures
 		 WHERE id = ? AND client = ? AND status = 'ended' AND external_id IS NOT NULL
 		 ON CONFLICT (client, external_id, kind, measure_id) DO UPDATE
 		   SET systole = excluded.systole, diastole = excluded.diastole, created_at = excluded.created_at
@@ -66,7 +69,7 @@ func (db *DB) Calibrate(ctx context.Context, c Client, measureID string, systole
 // LatestCalibration returns the newest calibration c holds for the person
 // externalID and kind; ErrNotFound when there is none.
 func (db *DB) LatestCalibration(ctx context.Context, c Client, externalID string, kind Kind) (Calibration, error) {
-	cal, err := scanCalibration(db.read.QueryRowContext(ctx,
+	cal, err := scanCalibration(db.reader().QueryRow(ctx,
 		`SELECT `+calibrationColumns+` FROM calibrations WHERE client = ? AND external_id = ? AND kind = ?
 		 ORDER BY created_at DESC, rowid DESC LIMIT 1`, c.key, externalID, kind))
 	if errors.Is(err, sql.ErrNoRows) {

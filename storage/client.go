@@ -74,9 +74,9 @@ func (db *DB) CreateClient(ctx context.Context, n NewClient) (Client, error) {
 		Active:         true,
 		CreatedAt:      db.stamp(),
 	}
-	err = db.write.QueryRowContext(ctx,
+	err = db.writer().QueryRow(ctx,
 		`INSERT INTO clients (id, name, api_key_hash, variables, monthly_credits, active, created_at)
-		 VALUES (?, ?, ?, ?, ?, 1, ?) RETURNING key`,
+		 VALUES (?, ?, ?, ?, ?, TRUE, ?) RETURNING key`,
 		c.ID, c.Name, n.APIKeyHash, string(variables), nullInt(c.MonthlyCredits), millis(c.CreatedAt)).Scan(&c.key)
 	if err != nil {
 		return Client{}, fmt.Errorf("create client: %w", err)
@@ -89,17 +89,12 @@ func (db *DB) CreateClient(ctx context.Context, n NewClient) (Client, error) {
 // database every time, so a deactivation by another process is seen by the
 // very next call.
 func (db *DB) ClientByKeyHash(ctx context.Context, hash []byte) (Client, error) {
-	return findClient(ctx, db.read, "api_key_hash", hash)
-}
-
-// queryRower is a pool or a transaction.
-type queryRower interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	return findClient(ctx, db.reader(), "api_key_hash", hash)
 }
 
 // findClient reads the client whose column equals value.
-func findClient(ctx context.Context, q queryRower, column string, value any) (Client, error) {
-	c, err := scanClient(q.QueryRowContext(ctx, `SELECT `+clientColumns+` FROM clients WHERE `+column+` = ?`, value))
+func findClient(ctx context.Context, q dbtx, column string, value any) (Client, error) {
+	c, err := scanClient(q.QueryRow(ctx, `SELECT `+clientColumns+` FROM clients WHERE `+column+` = ?`, value))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Client{}, ErrNotFound
 	}
@@ -111,7 +106,7 @@ func findClient(ctx context.Context, q queryRower, column string, value any) (Cl
 
 // Clients lists every client, oldest first.
 func (db *DB) Clients(ctx context.Context) ([]Client, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+clientColumns+` FROM clients ORDER BY key`)
+	rows, err := db.reader().Query(ctx, `SELECT `+clientColumns+` FROM clients ORDER BY key`)
 	if err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
 	}
@@ -129,18 +124,18 @@ func (db *DB) Clients(ctx context.Context) ([]Client, error) {
 
 // UpdateClient changes a client's entitlements and returns it as stored.
 func (db *DB) UpdateClient(ctx context.Context, id string, u ClientUpdate) (Client, error) {
-	err := db.inWrite(ctx, func(tx *sql.Tx) error {
+	err := db.inWrite(ctx, func(tx dbtx) error {
 		if u.Variables != nil {
 			variables, err := json.Marshal(u.Variables)
 			if err != nil {
 				return err
 			}
-			if err := expectOne(tx.ExecContext(ctx, `UPDATE clients SET variables = ? WHERE id = ?`, string(variables), id)); err != nil {
+			if err := expectOne(tx.Exec(ctx, `UPDATE clients SET variables = ? WHERE id = ?`, string(variables), id)); err != nil {
 				return err
 			}
 		}
 		if u.MonthlyCredits != nil {
-			if err := expectOne(tx.ExecContext(ctx, `UPDATE clients SET monthly_credits = ? WHERE id = ?`, nullInt(*u.MonthlyCredits), id)); err != nil {
+			if err := expectOne(tx.Exec(ctx, `UPDATE clients SET monthly_credits = ? WHERE id = ?`, nullInt(*u.MonthlyCredits), id)); err != nil {
 				return err
 			}
 		}
@@ -150,20 +145,20 @@ func (db *DB) UpdateClient(ctx context.Context, id string, u ClientUpdate) (Clie
 		return Client{}, fmt.Errorf("update client %s: %w", id, err)
 	}
 	// Read through the write pool: the answer includes the write just made.
-	return findClient(ctx, db.write, "id", id)
+	return findClient(ctx, db.writer(), "id", id)
 }
 
 // DeactivateClient turns a client off for good: its API key and every one of
 // its access tokens stop working at once. Deactivating twice is no error.
 func (db *DB) DeactivateClient(ctx context.Context, id string) (Client, error) {
-	err := expectOne(db.write.ExecContext(ctx,
-		`UPDATE clients SET active = 0, deactivated_at = coalesce(deactivated_at, ?) WHERE id = ?`,
+	err := expectOne(db.writer().Exec(ctx,
+		`UPDATE clients SET active = FALSE, deactivated_at = coalesce(deactivated_at, ?) WHERE id = ?`,
 		millis(db.stamp()), id))
 	if err != nil {
 		return Client{}, fmt.Errorf("deactivate client %s: %w", id, err)
 	}
 	// Read through the write pool: the answer includes the write just made.
-	return findClient(ctx, db.write, "id", id)
+	return findClient(ctx, db.writer(), "id", id)
 }
 
 // expectOne turns an UPDATE or DELETE that touched no row into ErrNotFound.

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -26,30 +28,42 @@ var (
 	ErrDurationCeiling = errors.New("storage: token duration exceeds the ceiling on the calendar")
 )
 
-// DB is the database of one environment. It holds two pools over the same
-// SQLite file: one connection for writes, because SQLite has a single writer
-// and queueing writers in Go is cheaper than SQLITE_BUSY retries, and a pool
-// for reads, which in WAL mode never wait for the writer.
+// DB is the database of one environment, in an SQLite file (one box) or in a
+// schema of a PostgreSQL database (several instances of the server sharing
+// it). Its methods are the same on both, and so are their guarantees: what
+// they count (sessions, openings, requests, credits) is decided in one
+// transaction, so it holds for every process working on the same database.
+//
+// On SQLite it holds two pools over the file: one connection for writes,
+// because SQLite has a single writer and queueing writers in Go is cheaper
+// than SQLITE_BUSY retries, and a pool for reads, which in WAL mode never
+// wait for the writer. On PostgreSQL both are one pool.
 type DB struct {
-	write *sql.DB
-	read  *sql.DB
-	now   func() time.Time
-	loc   *time.Location
+	write, read *sql.DB
+	e           *engine
+	now         func() time.Time
+	loc         *time.Location
+	instance    string
 }
 
 // Options configure a DB. The zero value is ready to use.
 type Options struct {
-	// Now is the clock that stamps every record (createdAt, expiresAt); nil
-	// means time.Now. Tests inject a fixed clock.
+	// Now is the clock that stamps every record (createdAt, expiresAt) and
+	// that every rate is counted on; nil means time.Now. Tests inject a
+	// fixed clock.
 	Now func() time.Time
 	// Location is the calendar on which a token duration in days is counted;
 	// nil means UTC.
 	Location *time.Location
-	// ReadConns bounds the read pool; 0 means 4.
+	// ReadConns bounds the read pool (SQLite) or the one pool (PostgreSQL);
+	// 0 means 4 and 8.
 	ReadConns int
+	// Instance names the server process that works on the database: the
+	// runs it starts are its own (see Sweep). Empty: a fresh random name.
+	Instance string
 }
 
-//go:embed migrations/*.sql
+//go:embed migrations
 var migrations embed.FS
 
 // Open opens (creating if needed) the SQLite database at file and brings its
@@ -82,86 +96,170 @@ func Open(ctx context.Context, file string, opts Options) (*DB, error) {
 	}
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	db := &DB{write: write, read: read, now: opts.Now, loc: opts.Location}
-	if db.now == nil {
-		db.now = time.Now
-	}
-	if db.loc == nil {
-		db.loc = time.UTC
-	}
-	if err := db.migrate(ctx); err != nil {
+	db := newDB(write, read, sqliteEngine, opts)
+	if err := db.migrate(ctx, func(ctx context.Context, run func(context.Context, dbtx) error) error {
+		return run(ctx, db.writer())
+	}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", file, err)
 	}
 	return db, nil
 }
 
-// Close closes both pools.
+func newDB(write, read *sql.DB, e *engine, opts Options) *DB {
+	db := &DB{write: write, read: read, e: e, now: opts.Now, loc: opts.Location, instance: opts.Instance}
+	if db.now == nil {
+		db.now = time.Now
+	}
+	if db.loc == nil {
+		db.loc = time.UTC
+	}
+	if db.instance == "" {
+		db.instance = uuid.NewString()
+	}
+	return db
+}
+
+// Close closes the pools.
 func (db *DB) Close() error {
+	if db.read == db.write {
+		return db.write.Close()
+	}
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
-// migrate applies, in name order, every embedded migration not yet recorded
-// in schema_migrations, each in its own write transaction so that two
-// processes opening a fresh file at once apply each migration exactly once.
-func (db *DB) migrate(ctx context.Context) error {
-	if _, err := db.write.ExecContext(ctx,
-		`CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+// Engine names the database the DB runs on: "sqlite" or "postgres".
+func (db *DB) Engine() string { return db.e.name }
+
+// writer and reader run single statements on the write and read pools.
+func (db *DB) writer() dbtx { return dbtx{db.write, db.e} }
+func (db *DB) reader() dbtx { return dbtx{db.read, db.e} }
+
+// migrate applies, in name order, every embedded migration of the engine
+// not yet recorded in schema_migrations, each in its own write transaction.
+// locked runs its function while no other process migrates the same
+// database, on the runner it is given: SQLite's write lock does that for
+// each transaction, PostgreSQL's advisory lock for the whole.
+func (db *DB) migrate(ctx context.Context, locked func(context.Context, func(context.Context, dbtx) error) error) error {
+	names, err := fs.Glob(migrations, "migrations/"+db.e.name+"/*.sql")
 	if err != nil {
 		return err
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
+	return locked(ctx, func(ctx context.Context, on dbtx) error {
+		if _, err := on.Exec(ctx,
+			`CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
 		}
-		name = path.Base(name)
-		err = db.inWrite(ctx, func(tx *sql.Tx) error {
-			var done int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&done); err != nil {
+		for _, name := range names {
+			body, err := migrations.ReadFile(name)
+			if err != nil {
 				return err
 			}
-			if done > 0 {
-				return nil
-			}
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			name = path.Base(name)
+			err = inTx(ctx, on, nil, func(tx dbtx) error {
+				var done int
+				if err := tx.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&done); err != nil {
+					return err
+				}
+				if done > 0 {
+					return nil
+				}
+				// No arguments: both drivers run a script of several
+				// statements.
+				if _, err := tx.r.ExecContext(ctx, string(body)); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, name, db.now().UnixMilli())
 				return err
+			})
+			if err != nil {
+				return fmt.Errorf("migration %s: %w", name, err)
 			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, name, db.now().UnixMilli())
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("migration %s: %w", name, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// inWrite runs fn in a write transaction and commits it when fn returns nil.
-func (db *DB) inWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.write.BeginTx(ctx, nil)
+// beginner starts transactions: a pool or one connection.
+type beginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+// inTx runs fn in a transaction of on's pool or connection and commits it
+// when fn returns nil.
+func inTx(ctx context.Context, on dbtx, opts *sql.TxOptions, fn func(tx dbtx) error) error {
+	b, ok := on.r.(beginner)
+	if !ok {
+		return errors.New("storage: nested transaction")
+	}
+	sqlTx, err := b.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
+	if err := fn(dbtx{sqlTx, on.e}); err != nil {
+		sqlTx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	return sqlTx.Commit()
+}
+
+// maxAttempts bounds how often a write transaction that lost to a
+// concurrent one is run again.
+const maxAttempts = 5
+
+// inWrite runs fn in a write transaction and commits it when fn returns
+// nil; once the commit returns, the write is on disk. fn may run more than
+// once (see engine.retryable): it must set what it reports afresh each
+// time.
+func (db *DB) inWrite(ctx context.Context, fn func(tx dbtx) error) error {
+	var err error
+	for range maxAttempts {
+		if err = inTx(ctx, db.writer(), nil, fn); !db.e.retryable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// inLightWrite is inWrite for what may be lost on a power cut at no cost
+// (rate counters, heartbeats): its commit does not wait for the disk, which
+// is most of a small write's time. A crash of the process loses nothing.
+func (db *DB) inLightWrite(ctx context.Context, fn func(tx dbtx) error) error {
+	if db.e.lightBefore == "" {
+		return db.inWrite(ctx, func(tx dbtx) error {
+			if _, err := tx.Exec(ctx, db.e.lightInside); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
+	}
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, db.e.lightBefore); err != nil {
+		return err
+	}
+	err = inTx(ctx, dbtx{conn, db.e}, nil, fn)
+	// The connection goes back to the pool: it must be durable again even
+	// if ctx has ended, and is dropped if it cannot be made so.
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), db.e.lightAfter); rerr != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn }) // database/sql drops it
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 // inRead runs fn in a read transaction: every query of fn sees one snapshot.
-func (db *DB) inRead(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+func (db *DB) inRead(ctx context.Context, fn func(tx dbtx) error) error {
+	sqlTx, err := db.read.BeginTx(ctx, &db.e.readTx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	return fn(tx)
+	defer sqlTx.Rollback()
+	return fn(dbtx{sqlTx, db.e})
 }
 
 // millis stores a time as Unix milliseconds, the precision of the API.

@@ -3,11 +3,92 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pulsewire/pulsewire/storage/storagetest"
 )
+
+// The tests of this package run on both engines: SQLite in a temporary
+// folder, and PostgreSQL in a cluster of their own that TestMain starts
+// (and, where it cannot, reports: see storagetest.Unavailable).
+var (
+	postgres    *storagetest.Postgres
+	postgresErr error
+)
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	postgres, postgresErr = storagetest.StartPostgres(ctx, storagetest.PostgresOptions{})
+	cancel()
+	code := m.Run()
+	if postgres != nil {
+		postgres.Stop()
+	}
+	stopS3()
+	os.Exit(code)
+}
+
+// testEngine opens fresh databases of one engine for one test.
+type testEngine struct {
+	name string
+	// open opens the database called name in this test: the same name
+	// twice is the same database (as two processes would open it), another
+	// name is another, empty one.
+	openNamed func(t testing.TB, name string, opts Options) *DB
+	fresh     atomic.Int64
+}
+
+// open opens a fresh, empty database.
+func (e *testEngine) open(t testing.TB, opts Options) *DB {
+	return e.openNamed(t, fmt.Sprintf("db%d", e.fresh.Add(1)), opts)
+}
+
+// schemas numbers the PostgreSQL schemas of the tests, which share one
+// cluster.
+var schemas atomic.Int64
+
+// engines runs test once on SQLite and once on PostgreSQL, as subtests
+// named after the engine.
+func engines(t *testing.T, test func(t *testing.T, e *testEngine)) {
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		test(t, &testEngine{name: "sqlite", openNamed: func(t testing.TB, name string, opts Options) *DB {
+			t.Helper()
+			return opened(t)(Open(context.Background(), filepath.Join(dir, name+".db"), opts))
+		}})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		if postgres == nil {
+			storagetest.Unavailable(t, "PostgreSQL", postgresErr)
+		}
+		prefix := fmt.Sprintf("t%d_", schemas.Add(1))
+		test(t, &testEngine{name: "postgres", openNamed: func(t testing.TB, name string, opts Options) *DB {
+			t.Helper()
+			return opened(t)(OpenPostgres(context.Background(), postgres.URL, prefix+name, opts))
+		}})
+	})
+}
+
+// opened fails t on an error of Open, and closes the database at the end.
+func opened(t testing.TB) func(*DB, error) *DB {
+	return func(db *DB, err error) *DB {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+}
 
 // testClock is a settable clock for the store.
 type testClock struct {
@@ -27,14 +108,20 @@ func (c *testClock) set(t time.Time) {
 	c.t = t
 }
 
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
 // succeeded runs fn n times at once and counts the calls that returned nil;
 // any error but refused fails the test.
-func succeeded(t *testing.T, n int, refused error, fn func() error) int {
+func succeeded(t *testing.T, n int, refused error, fn func(i int) error) int {
 	t.Helper()
 	var wg sync.WaitGroup
 	results := make(chan error, n)
-	for range n {
-		wg.Go(func() { results <- fn() })
+	for i := range n {
+		wg.Go(func() { results <- fn(i) })
 	}
 	wg.Wait()
 	close(results)
@@ -50,17 +137,6 @@ func succeeded(t *testing.T, n int, refused error, fn func() error) int {
 	return ok
 }
 
-// openTest opens a fresh database in a temporary folder.
-func openTest(t testing.TB, opts Options) *DB {
-	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "test.db"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 // newTestClient creates a client whose API key hash is name.
 func newTestClient(t testing.TB, db *DB, name string) Client {
 	t.Helper()
@@ -71,72 +147,113 @@ func newTestClient(t testing.TB, db *DB, name string) Client {
 	return c
 }
 
-func TestOpenConcurrentlyMigratesOnce(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "shared.db")
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for range 4 {
-		wg.Go(func() {
-			db, err := Open(context.Background(), file, Options{})
-			if err == nil {
-				err = db.Close()
-			}
-			errs <- err
-		})
+// count runs a query of one integer.
+func count(t testing.TB, db *DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.reader().QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	return n
+}
+
+func TestOpenConcurrentlyMigratesOnce(t *testing.T) {
+	engines(t, func(t *testing.T, e *testEngine) {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() { e.openNamed(t, "shared", Options{}) })
+		}
+		wg.Wait()
+		db := e.openNamed(t, "shared", Options{})
+		want, _ := fs.Glob(migrations, "migrations/"+e.name+"/*.sql")
+		if n := count(t, db, `SELECT count(*) FROM schema_migrations`); n != len(want) {
+			t.Fatalf("schema_migrations holds %d rows, want %d", n, len(want))
+		}
+	})
+}
+
+// TestMigrationsMatch: every migration exists for both engines, under the
+// same name, so that a change to the schema is made to both.
+func TestMigrationsMatch(t *testing.T) {
+	names := func(engine string) []string {
+		files, err := fs.Glob(migrations, "migrations/"+engine+"/*.sql")
 		if err != nil {
 			t.Fatal(err)
 		}
+		for i, f := range files {
+			files[i] = path.Base(f)
+		}
+		return files
 	}
-	db, err := Open(context.Background(), file, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int
-	if err := db.read.QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if want, _ := migrations.ReadDir("migrations"); n != len(want) {
-		t.Fatalf("schema_migrations holds %d rows, want %d", n, len(want))
+	if s, p := names("sqlite"), names("postgres"); len(s) == 0 || !slices.Equal(s, p) {
+		t.Fatalf("migrations differ: sqlite %v, postgres %v", s, p)
 	}
 }
 
 func TestDataSurvivesReopen(t *testing.T) {
-	ctx := context.Background()
-	file := filepath.Join(t.TempDir(), "reopen.db")
-	db, err := Open(ctx, file, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newTestClient(t, db, "acme")
-	m, err := db.CreateMeasure(ctx, c, NewMeasure{Tags: []string{"a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = Open(ctx, file, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	c2, err := db.ClientByKeyHash(ctx, []byte("acme"))
-	if err != nil || c2.ID != c.ID {
-		t.Fatalf("client after reopen: %+v, %v", c2, err)
-	}
-	got, err := db.Measure(ctx, c2, m.ID)
-	if err != nil || got.ID != m.ID || len(got.Tags) != 1 {
-		t.Fatalf("measure after reopen: %+v, %v", got, err)
-	}
+	engines(t, func(t *testing.T, e *testEngine) {
+		ctx := context.Background()
+		db := e.openNamed(t, "reopen", Options{})
+		c := newTestClient(t, db, "acme")
+		m, err := db.CreateMeasure(ctx, c, NewMeasure{Tags: []string{"a"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db = e.openNamed(t, "reopen", Options{})
+		c2, err := db.ClientByKeyHash(ctx, []byte("acme"))
+		if err != nil || c2.ID != c.ID {
+			t.Fatalf("client after reopen: %+v, %v", c2, err)
+		}
+		got, err := db.Measure(ctx, c2, m.ID)
+		if err != nil || got.ID != m.ID || len(got.Tags) != 1 {
+			t.Fatalf("measure after reopen: %+v, %v", got, err)
+		}
+	})
+}
+
+// TestEnvironmentsShareNothing: two schemas of one PostgreSQL database, as
+// the two environments of a deployment use, see none of each other's rows.
+func TestEnvironmentsShareNothing(t *testing.T) {
+	engines(t, func(t *testing.T, e *testEngine) {
+		ctx := context.Background()
+		prod, test := e.openNamed(t, "production", Options{}), e.openNamed(t, "test", Options{})
+		newTestClient(t, prod, "acme")
+		if _, err := test.ClientByKeyHash(ctx, []byte("acme")); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("the other environment found the client: %v", err)
+		}
+		if list, _ := test.Clients(ctx); len(list) != 0 {
+			t.Fatalf("the other environment lists %d clients", len(list))
+		}
+	})
 }
 
 func TestOpenRefusesAmbiguousPath(t *testing.T) {
 	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "a?b.db"), Options{}); err == nil {
 		t.Fatal("a path with ? was accepted")
+	}
+}
+
+func TestOpenPostgresRefusesBadSchemaName(t *testing.T) {
+	for _, schema := range []string{"", "Production", "a-b", "a;drop", "1abc"} {
+		if _, err := OpenPostgres(context.Background(), "postgres://127.0.0.1:1/x", schema, Options{}); err == nil {
+			t.Errorf("schema %q accepted", schema)
+		}
+	}
+}
+
+func TestRebind(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"SELECT 1", "SELECT 1"},
+		{"a = ? AND b IN (?, ?)", "a = $1 AND b IN ($2, $3)"},
+	} {
+		if got := postgresEngine.rebind(tc.in); got != tc.want {
+			t.Errorf("rebind(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if got := sqliteEngine.rebind(tc.in); got != tc.in {
+			t.Errorf("sqlite rebind changed %q", tc.in)
+		}
 	}
 }

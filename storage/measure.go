@@ -98,7 +98,7 @@ func (db *DB) CreateMeasures(ctx context.Context, c Client, ns []NewMeasure) ([]
 	for i, n := range ns {
 		ms[i] = newMeasure(uuid.NewString(), n, created)
 	}
-	err := db.inWrite(ctx, func(tx *sql.Tx) error { return insertMeasures(ctx, tx, c, ms, false) })
+	err := db.inWrite(ctx, func(tx dbtx) error { return insertMeasures(ctx, tx, c, ms, nil) })
 	if err != nil {
 		return nil, fmt.Errorf("create measures: %w", err)
 	}
@@ -119,20 +119,36 @@ func newMeasure(id string, n NewMeasure, created time.Time) Measure {
 	}
 }
 
-// insertMeasures inserts ms, new measures of c in the created or started
-// state (a kind only once ended), with their tag index. byRun marks
-// measures a create-and-run inserted (see the measures table).
-func insertMeasures(ctx context.Context, tx *sql.Tx, c Client, ms []Measure, byRun bool) error {
-	insert, err := tx.PrepareContext(ctx,
-		`INSERT INTO measures (id, client, status, kind, created_at, started_at, by_run, has_user_data, external_id, sex,
-		   age, weight, height, smoking_status, desired_variables, unwanted_variables, tags, tag_set, compute_options)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+// runClaim is what a measure inserted already started records of its run:
+// the instance that runs it and the kind the run will give it.
+type runClaim struct {
+	owner string
+	kind  Kind
+}
+
+// insertMeasures inserts ms, new measures of c in the created state or,
+// with run, started by a create-and-run (see by_run in the schema), with
+// their tag index.
+func insertMeasures(ctx context.Context, tx dbtx, c Client, ms []Measure, run *runClaim) error {
+	// The client's row first (see lockClient), with its count.
+	if _, err := tx.Exec(ctx, `UPDATE clients SET measures = measures + ? WHERE key = ?`, len(ms), c.key); err != nil {
+		return err
+	}
+	insert, err := tx.Prepare(ctx,
+		`INSERT INTO measures (id, client, status, created_at, started_at, by_run, run_owner, run_kind, has_user_data,
+		   external_id, sex, age, weight, height, smoking_status, desired_variables, unwanted_variables, tags, tag_set,
+		   compute_options)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
 	defer insert.Close()
 	sets := newTagSetWriter(ctx, tx, c)
 	defer sets.close()
+	var owner, kind any
+	if run != nil {
+		owner, kind = run.owner, run.kind
+	}
 	for _, m := range ms {
 		set, err := sets.add(m.Tags)
 		if err != nil {
@@ -142,14 +158,11 @@ func insertMeasures(ctx context.Context, tx *sql.Tx, c Client, ms []Measure, byR
 		if u == nil {
 			u = &UserData{}
 		}
-		var kind, startedAt any
-		if m.Kind != "" {
-			kind = m.Kind
-		}
+		var startedAt any
 		if m.Status != StatusCreated {
 			startedAt = millis(m.StartedAt)
 		}
-		_, err = insert.ExecContext(ctx, m.ID, c.key, m.Status, kind, millis(m.CreatedAt), startedAt, byRun,
+		_, err = insert.ExecContext(ctx, m.ID, c.key, m.Status, millis(m.CreatedAt), startedAt, run != nil, owner, kind,
 			m.UserData != nil, u.ExternalID, u.Sex, nullInt(u.Age), nullInt(u.Weight), nullInt(u.Height), u.SmokingStatus,
 			jsonOrNull(m.DesiredVariables), jsonOrNull(m.UnwantedVariables), jsonOrNull(m.Tags), set,
 			jsonOrNull(m.ComputeOptions))
@@ -157,13 +170,12 @@ func insertMeasures(ctx context.Context, tx *sql.Tx, c Client, ms []Measure, byR
 			return err
 		}
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE clients SET measures = measures + ? WHERE key = ?`, len(ms), c.key)
-	return err
+	return nil
 }
 
 // Measure returns c's measure id; another client's measure is ErrNotFound.
 func (db *DB) Measure(ctx context.Context, c Client, id string) (Measure, error) {
-	m, err := scanMeasure(db.read.QueryRowContext(ctx,
+	m, err := scanMeasure(db.reader().QueryRow(ctx,
 		`SELECT `+measureColumns+` FROM measures WHERE id = ? AND client = ?`, id, c.key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Measure{}, ErrNotFound
@@ -178,7 +190,7 @@ func (db *DB) Measure(ctx context.Context, c Client, id string) (Measure, error)
 // caller removes the media first. Of concurrent deletions exactly one
 // succeeds; the others, like a deletion of a missing measure, get ErrNotFound.
 func (db *DB) DeleteMeasure(ctx context.Context, c Client, id string) error {
-	err := db.inWrite(ctx, func(tx *sql.Tx) error { return deleteMeasure(ctx, tx, c.key, id) })
+	err := db.inWrite(ctx, func(tx dbtx) error { return deleteMeasure(ctx, tx, c.key, id) })
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("delete measure %s: %w", id, err)
 	}
@@ -187,16 +199,19 @@ func (db *DB) DeleteMeasure(ctx context.Context, c Client, id string) error {
 
 // deleteMeasure removes measure id of the client with that key, and its
 // place in the tag index; ErrNotFound when there is no such measure.
-func deleteMeasure(ctx context.Context, tx *sql.Tx, client int64, id string) error {
+func deleteMeasure(ctx context.Context, tx dbtx, client int64, id string) error {
+	if err := lockClient(ctx, tx, client); err != nil {
+		return err
+	}
 	var set int64
-	err := tx.QueryRowContext(ctx, `DELETE FROM measures WHERE id = ? AND client = ? RETURNING tag_set`, id, client).Scan(&set)
+	err := tx.QueryRow(ctx, `DELETE FROM measures WHERE id = ? AND client = ? RETURNING tag_set`, id, client).Scan(&set)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE clients SET measures = measures - 1 WHERE key = ?`, client); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE clients SET measures = measures - 1 WHERE key = ?`, client); err != nil {
 		return err
 	}
 	return removeFromTagSet(ctx, tx, set)
@@ -213,9 +228,9 @@ type ExternalUser struct {
 // none of c's measures carries that id.
 func (db *DB) ExternalUser(ctx context.Context, c Client, externalID string) (ExternalUser, error) {
 	u := ExternalUser{ExternalID: externalID}
-	err := db.inRead(ctx, func(tx *sql.Tx) error {
+	err := db.inRead(ctx, func(tx dbtx) error {
 		var known bool
-		err := tx.QueryRowContext(ctx,
+		err := tx.QueryRow(ctx,
 			`SELECT EXISTS (SELECT 1 FROM measures WHERE client = ? AND external_id = ?)`, c.key, externalID).Scan(&known)
 		if err != nil {
 			return err
@@ -223,10 +238,10 @@ func (db *DB) ExternalUser(ctx context.Context, c Client, externalID string) (Ex
 		if !known {
 			return ErrNotFound
 		}
-		return tx.QueryRowContext(ctx,
-			`SELECT EXISTS (SELECT 1 FROM calibrations WHERE client = ?1 AND external_id = ?2 AND kind = 'rppg'),
-			        EXISTS (SELECT 1 FROM calibrations WHERE client = ?1 AND external_id = ?2 AND kind = 'cppg')`,
-			c.key, externalID).Scan(&u.RPPGCalibrated, &u.CPPGCalibrated)
+		return tx.QueryRow(ctx,
+			`SELECT EXISTS (SELECT 1 FROM calibrations WHERE client = ? AND external_id = ? AND kind = 'rppg'),
+			        EXISTS (SELECT 1 FROM calibrations WHERE client = ? AND external_id = ? AND kind = 'cppg')`,
+			c.key, externalID, c.key, externalID).Scan(&u.RPPGCalibrated, &u.CPPGCalibrated)
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return ExternalUser{}, fmt.Errorf("external user: %w", err)

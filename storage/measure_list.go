@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -58,41 +57,41 @@ type MeasurePage struct {
 // sqrt(want*all) rows.
 func (db *DB) Measures(ctx context.Context, c Client, q MeasureQuery) (MeasurePage, error) {
 	page := MeasurePage{Items: []Measure{}}
-	err := db.inRead(ctx, func(tx *sql.Tx) error {
+	err := db.inRead(ctx, func(tx dbtx) error {
 		scope, args := `client = ?`, []any{c.key}
 		if q.Kind != "" {
 			scope, args = scope+` AND kind = ?`, append(args, q.Kind)
 		}
 		var all int
-		if err := tx.QueryRowContext(ctx, `SELECT measures FROM clients WHERE key = ?`, c.key).Scan(&all); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT measures FROM clients WHERE key = ?`, c.key).Scan(&all); err != nil {
 			return err
 		}
 		page.Total = all
-		// With a tag filter, inSets keeps the measures of the matching tag
-		// sets; the unary + of plus, when walking, keeps SQLite off
-		// measures_by_tag_set so that it follows measures_by_client in
-		// list order.
-		const inSets = `tag_set IN (SELECT value FROM json_each(?))`
-		where := func(plus string) string {
-			if q.Tags == nil {
-				return scope
-			}
-			return scope + ` AND ` + plus + inSets
-		}
+		// With a tag filter, the measures of the matching tag sets are
+		// kept. When walking, the test is wrapped in IS TRUE: it keeps
+		// SQLite off measures_by_tag_set, so that it follows
+		// measures_by_client in list order, and PostgreSQL from turning
+		// it into a join that scans the sets once per measure; both then
+		// run the set query once and test each measure against its
+		// result in a hash.
+		where := func(walk bool) string { return scope }
 		if q.Tags != nil {
-			// The keys of the matching tag sets, as a JSON array, and the
-			// number of measures they hold.
 			sets, setArgs := matchingTagSets(c, *q.Tags)
-			var keys string
-			err := tx.QueryRowContext(ctx, `SELECT json_group_array(key), coalesce(sum(measures), 0) FROM tag_sets
-			   WHERE key IN (`+sets+`)`, setArgs...).Scan(&keys, &page.Total)
+			err := tx.QueryRow(ctx, `SELECT CAST(coalesce(sum(measures), 0) AS BIGINT) FROM tag_sets
+			   WHERE client = ? AND key IN (`+sets+`)`, append([]any{c.key}, setArgs...)...).Scan(&page.Total)
 			if err != nil {
 				return err
 			}
-			args = append(args, keys)
+			where = func(walk bool) string {
+				if walk {
+					return scope + ` AND (tag_set IN (` + sets + `)) IS TRUE`
+				}
+				return scope + ` AND tag_set IN (` + sets + `)`
+			}
+			args = append(args, setArgs...)
 		}
 		if q.Kind != "" { // the tag sets do not count measures per kind
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM measures WHERE `+where(""), args...).Scan(&page.Total); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM measures WHERE `+where(false), args...).Scan(&page.Total); err != nil {
 				return err
 			}
 		}
@@ -101,12 +100,16 @@ func (db *DB) Measures(ctx context.Context, c Client, q MeasureQuery) (MeasurePa
 		}
 		// Gathering reads total rows, walking about want*all/total (want <
 		// total+take here, so no overflow).
-		plus := ""
-		if want, total := int64(q.Take+q.Skip), int64(page.Total); total > want && total*total > want*int64(all) {
-			plus = "+"
+		want, total := int64(q.Take+q.Skip), int64(page.Total)
+		read := `SELECT seq FROM measures WHERE ` + where(true) + ` ORDER BY seq DESC LIMIT ? OFFSET ?`
+		if total <= want || total*total <= want*int64(all) {
+			// Gathering: the matches first, then their order. Left to
+			// itself, PostgreSQL's planner bets that a LIMIT is met soon
+			// by walking, which a rare tag loses.
+			read = `WITH matches AS MATERIALIZED (SELECT seq FROM measures WHERE ` + where(false) + `)
+			  SELECT seq FROM matches ORDER BY seq DESC LIMIT ? OFFSET ?`
 		}
-		seqs, err := querySeqs(ctx, tx, `SELECT seq FROM measures WHERE `+where(plus)+` ORDER BY seq DESC LIMIT ? OFFSET ?`,
-			append(args, q.Take, q.Skip)...)
+		seqs, err := querySeqs(ctx, tx, read, append(args, q.Take, q.Skip)...)
 		if err != nil {
 			return err
 		}
@@ -126,7 +129,7 @@ func matchingTagSets(c Client, f TagFilter) (string, []any) {
 	var args []any
 	switch f.Operator {
 	case TagsContain, TagsOverlap:
-		// Each member list is ordered by tag set, so SQLite merges them.
+		// Each member list is ordered by tag set, so the engine merges them.
 		parts := make([]string, len(values))
 		for i, v := range values {
 			parts[i] = `SELECT tag_set FROM tag_set_members WHERE client = ? AND tag = ?`
@@ -152,8 +155,8 @@ func matchingTagSets(c Client, f TagFilter) (string, []any) {
 	}
 }
 
-func querySeqs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]any, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
+func querySeqs(ctx context.Context, tx dbtx, query string, args ...any) ([]any, error) {
+	rows, err := tx.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -170,12 +173,12 @@ func querySeqs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]an
 }
 
 // measuresBySeq reads the measures seqs names, in list order.
-func measuresBySeq(ctx context.Context, tx *sql.Tx, seqs []any) ([]Measure, error) {
+func measuresBySeq(ctx context.Context, tx dbtx, seqs []any) ([]Measure, error) {
 	ms := make([]Measure, 0, len(seqs))
 	if len(seqs) == 0 {
 		return ms, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+measureColumns+` FROM measures WHERE seq IN (?`+
+	rows, err := tx.Query(ctx, `SELECT `+measureColumns+` FROM measures WHERE seq IN (?`+
 		strings.Repeat(", ?", len(seqs)-1)+`) ORDER BY seq DESC`, seqs...)
 	if err != nil {
 		return nil, err

@@ -8,25 +8,38 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"time"
 
 	"github.com/google/uuid"
 )
 
 // Media keeps the files of measures (videos, images, captures, signals),
-// grouped by measure. It is an interface so that a deployment can move media
-// to an object store without touching the rules around it.
+// grouped by measure: in a folder (MediaDir) or in an S3-compatible object
+// store (S3Media), behind the same methods, so that the rules around them
+// never ask where they are.
 type Media interface {
 	// Put stores the contents of r as file name of measure id, replacing
-	// any file of that name. A reader error leaves nothing behind.
+	// any file of that name. It streams: r is never held whole in memory.
+	// A reader error leaves nothing behind, and a reader never sees half a
+	// file.
 	Put(ctx context.Context, id, name string, r io.Reader) error
-	// Open reads back file name of measure id.
+	// Open reads back file name of measure id; ErrNotFound when there is
+	// none.
 	Open(ctx context.Context, id, name string) (io.ReadCloser, error)
 	// Remove deletes every file of measure id. A measure with no files is
 	// no error, so an interrupted removal can simply be run again.
 	Remove(ctx context.Context, id string) error
-	// List returns the ids of the measures that have files, for the sweep
-	// that removes what a crash left behind.
-	List(ctx context.Context) ([]string, error)
+	// List returns the measures that have files, for the sweep that
+	// removes what a crash left behind.
+	List(ctx context.Context) ([]StoredMedia, error)
+}
+
+// StoredMedia is what List says of one measure's files.
+type StoredMedia struct {
+	ID string
+	// Modified is when a file of the measure last changed (at least
+	// roughly: the folder's time, the newest object's).
+	Modified time.Time
 }
 
 // MediaDir is Media on the local disk: one folder per measure under Root.
@@ -46,25 +59,40 @@ func NewMediaDir(root string) (*MediaDir, error) {
 // leave its folder or hide.
 var mediaName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$`)
 
-// dir is the folder of measure id; id must be a canonical UUID, so it can
-// never name a path outside Root.
-func (m *MediaDir) dir(id string) (string, error) {
+// checkMediaID refuses an id that is not a canonical UUID: a measure's
+// media can never name a path or a key outside its own.
+func checkMediaID(id string) error {
 	u, err := uuid.Parse(id)
 	if err != nil || u.String() != id {
-		return "", fmt.Errorf("media: bad measure id %q", id)
+		return fmt.Errorf("media: bad measure id %q", id)
+	}
+	return nil
+}
+
+// checkMediaFile refuses what is not a plain file name, and a bad id.
+func checkMediaFile(id, name string) error {
+	if err := checkMediaID(id); err != nil {
+		return err
+	}
+	if !mediaName.MatchString(name) {
+		return fmt.Errorf("media: bad file name %q", name)
+	}
+	return nil
+}
+
+// dir is the folder of measure id.
+func (m *MediaDir) dir(id string) (string, error) {
+	if err := checkMediaID(id); err != nil {
+		return "", err
 	}
 	return filepath.Join(m.Root, id), nil
 }
 
 func (m *MediaDir) path(id, name string) (string, error) {
-	dir, err := m.dir(id)
-	if err != nil {
+	if err := checkMediaFile(id, name); err != nil {
 		return "", err
 	}
-	if !mediaName.MatchString(name) {
-		return "", fmt.Errorf("media: bad file name %q", name)
-	}
-	return filepath.Join(dir, name), nil
+	return filepath.Join(m.Root, id, name), nil
 }
 
 // Put writes to a temporary file beside the target and renames it into
@@ -127,20 +155,29 @@ func (m *MediaDir) Remove(_ context.Context, id string) error {
 	return nil
 }
 
-// List reads the measure folders under Root; anything else there is not
-// ours and is left alone.
-func (m *MediaDir) List(context.Context) ([]string, error) {
+// List reads the measure folders under Root, each with its time: a folder
+// changes when a file is created or renamed in it. Anything else there is
+// not ours and is left alone.
+func (m *MediaDir) List(context.Context) ([]StoredMedia, error) {
 	entries, err := os.ReadDir(m.Root)
 	if err != nil {
 		return nil, fmt.Errorf("media list: %w", err)
 	}
-	var ids []string
+	var stored []StoredMedia
 	for _, e := range entries {
-		if _, err := m.dir(e.Name()); err == nil && e.IsDir() {
-			ids = append(ids, e.Name())
+		if checkMediaID(e.Name()) != nil || !e.IsDir() {
+			continue
 		}
+		info, err := e.Info()
+		if errors.Is(err, os.ErrNotExist) { // removed meanwhile
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("media list: %w", err)
+		}
+		stored = append(stored, StoredMedia{ID: e.Name(), Modified: info.ModTime()})
 	}
-	return ids, nil
+	return stored, nil
 }
 
 // contextReader stops a copy when its context ends.

@@ -13,13 +13,13 @@ import (
 // schema) within one write transaction.
 type tagSetWriter struct {
 	ctx                        context.Context
-	tx                         *sql.Tx
+	tx                         dbtx
 	client                     int64
 	find, insert, member, bump *sql.Stmt
 	err                        error
 }
 
-func newTagSetWriter(ctx context.Context, tx *sql.Tx, c Client) *tagSetWriter {
+func newTagSetWriter(ctx context.Context, tx dbtx, c Client) *tagSetWriter {
 	w := &tagSetWriter{ctx: ctx, tx: tx, client: c.key}
 	w.find = w.prepare(`SELECT key FROM tag_sets WHERE client = ? AND digest = ?`)
 	w.insert = w.prepare(`INSERT INTO tag_sets (client, digest, size, measures) VALUES (?, ?, ?, 0) RETURNING key`)
@@ -32,7 +32,7 @@ func (w *tagSetWriter) prepare(query string) *sql.Stmt {
 	if w.err != nil {
 		return nil
 	}
-	st, err := w.tx.PrepareContext(w.ctx, query)
+	st, err := w.tx.Prepare(w.ctx, query)
 	w.err = err
 	return st
 }
@@ -74,11 +74,11 @@ func (w *tagSetWriter) add(tags []string) (int64, error) {
 // removeFromTagSet counts one measure less in tag set key and drops the set
 // with its last measure, so that every stored set has a measure: a filter
 // never matches more tag sets than measures.
-func removeFromTagSet(ctx context.Context, tx *sql.Tx, key int64) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE tag_sets SET measures = measures - 1 WHERE key = ?`, key); err != nil {
+func removeFromTagSet(ctx context.Context, tx dbtx, key int64) error {
+	if _, err := tx.Exec(ctx, `UPDATE tag_sets SET measures = measures - 1 WHERE key = ?`, key); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM tag_sets WHERE key = ? AND measures = 0`, key)
+	_, err := tx.Exec(ctx, `DELETE FROM tag_sets WHERE key = ? AND measures = 0`, key)
 	return err
 }
 

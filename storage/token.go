@@ -101,9 +101,9 @@ func (db *DB) CreateToken(ctx context.Context, c Client, n NewToken) (Token, err
 		return Token{}, fmt.Errorf("%w: %s lasts %s from %s in %s", ErrTokenDuration,
 			formatDuration(n.Duration), life, t.CreatedAt.In(db.loc).Format(time.RFC3339), db.loc)
 	}
-	err := db.inWrite(ctx, func(tx *sql.Tx) error {
+	err := db.inWrite(ctx, func(tx dbtx) error {
 		var key int64
-		err := tx.QueryRowContext(ctx,
+		err := tx.QueryRow(ctx,
 			`INSERT INTO access_tokens (id, client, value_hash, description, created_at, expires_at)
 			 VALUES (?, ?, ?, ?, ?, ?) RETURNING key`,
 			t.ID, c.key, n.ValueHash, n.Description, millis(t.CreatedAt), millis(t.ExpiresAt)).Scan(&key)
@@ -111,7 +111,7 @@ func (db *DB) CreateToken(ctx context.Context, c Client, n NewToken) (Token, err
 			return err
 		}
 		for i, p := range n.Permissions {
-			if _, err := tx.ExecContext(ctx,
+			if _, err := tx.Exec(ctx,
 				`INSERT INTO token_permissions (token, name, position, max_sessions) VALUES (?, ?, ?, ?)`,
 				key, p.Name, i, nullInt(p.MaxSessions)); err != nil {
 				return err
@@ -134,7 +134,7 @@ func formatDuration(d TokenDuration) string {
 // token can still be revoked. Of concurrent revocations exactly one succeeds:
 // the UPDATE only matches a token not yet revoked.
 func (db *DB) RevokeToken(ctx context.Context, c Client, id string) error {
-	err := expectOne(db.write.ExecContext(ctx,
+	err := expectOne(db.writer().Exec(ctx,
 		`UPDATE access_tokens SET revoked_at = ? WHERE id = ? AND client = ? AND revoked_at IS NULL`,
 		millis(db.stamp()), id, c.key))
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -160,27 +160,31 @@ type TokenSession struct {
 	ExpiresAt   time.Time
 }
 
-// Admit is the last word on a session opening, given the token's client once
-// every check of the token has passed: an error refuses the opening and
-// nothing is counted. The session server's opening rate per account is one.
-// It runs inside the opening's write transaction, so it must be quick and
-// must not use the database.
-type Admit func(Client) error
+// Rate bounds how often something may happen: at most N times (N >= 1) in
+// any span of Per.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
 
 // OpenTokenSession finds the token whose value hashes to valueHash and counts
 // one session against its permission, in one transaction: the token must
-// exist, carry permission, be neither revoked nor expired nor spent, belong
-// to an active client, and be admitted by admit (nil admits every opening).
-// The count is a conditional UPDATE, so N concurrent openings of a token
-// with maxSessions 1 open exactly one.
-func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission string, admit Admit) (TokenSession, error) {
+// exist, carry permission, be neither revoked nor expired nor spent, and
+// belong to an active client whose session openings stay within every rate
+// of openings (counted over sliding windows, for every instance at once). A
+// refusal counts nothing: an opening over the rate does not spend the token.
+// The count is a conditional UPDATE under the client's lock, so N
+// concurrent openings of a token with maxSessions 1, on any number of
+// instances, open exactly one.
+func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission string, openings []Rate) (TokenSession, error) {
 	var s TokenSession
-	err := db.inWrite(ctx, func(tx *sql.Tx) error {
+	err := db.inWrite(ctx, func(tx dbtx) error {
 		var (
 			key, clientKey, expiresAt, opened int64
 			revoked, maxSessions              sql.NullInt64
 		)
-		err := tx.QueryRowContext(ctx,
+		now := millis(db.now())
+		err := tx.QueryRow(ctx,
 			`SELECT key, id, client, expires_at, revoked_at FROM access_tokens WHERE value_hash = ?`, valueHash).
 			Scan(&key, &s.TokenID, &clientKey, &expiresAt, &revoked)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -189,7 +193,7 @@ func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission
 		if err != nil {
 			return err
 		}
-		err = tx.QueryRowContext(ctx, `SELECT max_sessions, sessions_opened FROM token_permissions WHERE token = ? AND name = ?`,
+		err = tx.QueryRow(ctx, `SELECT max_sessions, sessions_opened FROM token_permissions WHERE token = ? AND name = ?`,
 			key, permission).Scan(&maxSessions, &opened)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -198,8 +202,11 @@ func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission
 			return err
 		case revoked.Valid:
 			return fmt.Errorf("%w: token %s is revoked", ErrSessionRefused, s.TokenID)
-		case millis(db.now()) >= expiresAt:
+		case now >= expiresAt:
 			return fmt.Errorf("%w: token %s expired", ErrSessionRefused, s.TokenID)
+		}
+		if err := lockClient(ctx, tx, clientKey); err != nil {
+			return err
 		}
 		if s.Client, err = findClient(ctx, tx, "key", clientKey); err != nil {
 			return err
@@ -210,27 +217,77 @@ func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission
 		case maxSessions.Valid && opened >= maxSessions.Int64:
 			return fmt.Errorf("%w: token %s is spent for %s", ErrSessionRefused, s.TokenID, permission)
 		}
-		if admit != nil {
-			if err := admit(s.Client); err != nil {
-				return fmt.Errorf("%w: client %s not admitted: %w", ErrSessionRefused, s.Client.ID, err)
-			}
+		if err := admitOpening(ctx, tx, clientKey, now, openings); err != nil {
+			return fmt.Errorf("%w: client %s: %w", ErrSessionRefused, s.Client.ID, err)
 		}
-		// Still conditional: the limit holds even if another writer
-		// slipped in between.
-		err = expectOne(tx.ExecContext(ctx,
+		// Still conditional: the limit holds whatever slipped in between.
+		err = expectOne(tx.Exec(ctx,
 			`UPDATE token_permissions SET sessions_opened = sessions_opened + 1
 			 WHERE token = ? AND name = ? AND (max_sessions IS NULL OR sessions_opened < max_sessions)`, key, permission))
 		if errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("%w: token %s is spent for %s", ErrSessionRefused, s.TokenID, permission)
 		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO session_openings (client, opened_at) VALUES (?, ?)`, clientKey, now); err != nil {
+			return err
+		}
 		s.Permission, s.Opened, s.ExpiresAt = permission, opened+1, fromMillis(expiresAt)
+		s.MaxSessions = nil
 		if maxSessions.Valid {
 			s.MaxSessions = &maxSessions.Int64
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return TokenSession{}, fmt.Errorf("open session: %w", err)
 	}
 	return s, nil
+}
+
+// ErrOpeningRate: a client opened as many sessions as a rate of openings
+// allows in its window.
+var ErrOpeningRate = errors.New("over the opening rate of the account")
+
+// admitOpening refuses an opening at now (Unix ms) of the client with key
+// when any rate is full: when, for a rate of N per Per, the client's N-th
+// latest opening is less than Per ago. Exact at the edges: a third opening
+// 999 ms after two is refused by 2 per second, at 1000 ms it is not. It
+// also forgets the openings older than the longest window.
+func admitOpening(ctx context.Context, tx dbtx, client, now int64, rates []Rate) error {
+	if len(rates) == 0 {
+		return nil
+	}
+	var keep int
+	var longest time.Duration
+	for _, r := range rates {
+		keep, longest = max(keep, r.N), max(longest, r.Per)
+	}
+	cutoff := now - longest.Milliseconds()
+	if _, err := tx.Exec(ctx, `DELETE FROM session_openings WHERE client = ? AND opened_at <= ?`, client, cutoff); err != nil {
+		return err
+	}
+	rows, err := tx.Query(ctx, `SELECT opened_at FROM session_openings WHERE client = ? ORDER BY opened_at DESC LIMIT ?`, client, keep)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var latest []int64 // newest first
+	for rows.Next() {
+		var at int64
+		if err := rows.Scan(&at); err != nil {
+			return err
+		}
+		latest = append(latest, at)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range rates {
+		if r.N <= 0 || len(latest) >= r.N && now-latest[r.N-1] < r.Per.Milliseconds() {
+			return ErrOpeningRate
+		}
+	}
+	return nil
 }

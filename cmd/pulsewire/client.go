@@ -24,13 +24,19 @@ Administers the clients (company accounts) of one environment, safely while
 the server runs. create prints {"id","name","env","apiKey"}: the API key is
 shown this once and only its hash is kept. --variables defaults to every
 variable, --monthly-credits to unlimited. A deactivated client's key and
-tokens stop working on their next request.
+tokens stop working on their next request, on every instance of the server.
+
+With several instances on PostgreSQL, give the database as the server has
+it: --database-url postgres://... (or PULSEWIRE_DATABASE_URL) instead of
+--data-dir. --media-url is accepted too, so that one set of settings serves
+both commands, but clients have no media: it is not opened.
 `
 
 // clientFlags are the flags every client subcommand takes.
 type clientFlags struct {
 	fs             *flag.FlagSet
-	dataDir, env   string
+	store          storeConfig
+	env            string
 	name           string
 	variables      string
 	monthlyCredits string
@@ -43,7 +49,7 @@ func newClientFlags(sub string, stderr io.Writer, extra ...string) *clientFlags 
 		fmt.Fprint(stderr, clientUsage, "\nFlags of client ", sub, ":\n")
 		f.fs.PrintDefaults()
 	}
-	f.fs.StringVar(&f.dataDir, "data-dir", "./data", "the data folder of the server")
+	storeFlags(f.fs, &f.store)
 	f.fs.StringVar(&f.env, "env", "", "production or test")
 	for _, name := range extra {
 		switch name {
@@ -88,7 +94,15 @@ func (f *clientFlags) open(ctx context.Context) (*control.Service, *storage.DB, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("--env: %w", err)
 	}
-	return openEnvironment(ctx, f.dataDir, env, time.UTC)
+	if err := f.store.check(); err != nil {
+		return nil, nil, err
+	}
+	db, err := f.store.openDatabase(ctx, env, storage.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	// A client has no media: the commands never reach them.
+	return control.NewService(env, db, nil), db, nil
 }
 
 // variablesFlag reads --variables: names separated by commas; empty means

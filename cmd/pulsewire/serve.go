@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/pulsewire/pulsewire/control"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
@@ -25,24 +27,31 @@ import (
 // serveConfig is what `pulsewire serve` is told, by flag or environment
 // variable.
 type serveConfig struct {
-	dataDir         string
-	addr, testAddr  string
-	timeZone        string
-	dev             bool
-	logLevel        string
-	logFormat       string
-	shutdownTimeout time.Duration
-	workers, queue  int
-	sessions        session.Config
+	store          storeConfig
+	addr, testAddr string
+	// advertise and testAdvertise are where the other instances reach
+	// this one's listeners; empty: derived from addr and testAddr.
+	advertise, testAdvertise string
+	runLimit                 time.Duration
+	timeZone                 string
+	dev                      bool
+	logLevel                 string
+	logFormat                string
+	shutdownTimeout          time.Duration
+	workers, queue           int
+	sessions                 session.Config
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	cfg := &serveConfig{}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.dataDir, "data-dir", "./data", "folder of both environments' databases and media (one subfolder each)")
+	storeFlags(fs, &cfg.store)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address of the Production API")
 	fs.StringVar(&cfg.testAddr, "test-addr", "127.0.0.1:8081", "address of the Test API")
+	fs.StringVar(&cfg.advertise, "advertise-addr", "", "host:port at which the other instances reach this one's Production listener, to hand on a session's requests (default: --addr, or this machine's host name and its port when --addr listens on every interface)")
+	fs.StringVar(&cfg.testAdvertise, "test-advertise-addr", "", "as --advertise-addr, for the Test listener")
+	fs.DurationVar(&cfg.runLimit, "run-limit", control.DefaultRunLimit, "longest a measurement run lasts; a run whose instance has been gone for longer is ended with PROCESSOR_FAIL, and media of no measure older than this are removed at start")
 	fs.StringVar(&cfg.timeZone, "time-zone", "UTC", "IANA time zone whose calendar counts token days and dates of birth")
 	fs.BoolVar(&cfg.dev, "dev", false, "development mode: readable debug logs and a banner with next steps")
 	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info, debug with --dev)")
@@ -77,6 +86,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.workers < 1 || cfg.queue < 0 {
 		fmt.Fprintf(stderr, "--workers must be 1 or more and --queue 0 or more\n")
 		return errUsage
+	}
+	if cfg.runLimit <= 0 {
+		fmt.Fprintf(stderr, "--run-limit must be more than 0\n")
+		return errUsage
+	}
+	if err := cfg.store.check(); err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, cfg)
 	if err != nil {
@@ -117,6 +133,7 @@ type environment struct {
 	api      *control.API
 	ln       net.Listener
 	srv      *http.Server
+	upkeep   control.Upkeep
 }
 
 func (s *server) open(ctx context.Context) error {
@@ -129,27 +146,27 @@ func (s *server) open(ctx context.Context) error {
 		return err
 	}
 	capacity := session.NewCapacity(s.cfg.sessions.MaxSessions)
+	// One name for this process in both environments' databases.
+	instance := uuid.NewString()
+	dbWhere, mediaWhere := s.cfg.store.describe()
+	s.log.Info("storage", "database", dbWhere, "media", mediaWhere, "instance", instance)
 	for _, e := range []struct {
-		env  control.Env
-		addr string
-	}{{control.Production, s.cfg.addr}, {control.Test, s.cfg.testAddr}} {
-		svc, db, err := openEnvironment(ctx, s.cfg.dataDir, e.env, s.loc)
+		env             control.Env
+		addr, advertise string
+	}{{control.Production, s.cfg.addr, s.cfg.advertise}, {control.Test, s.cfg.testAddr, s.cfg.testAdvertise}} {
+		svc, db, err := openEnvironment(ctx, s.cfg.store, e.env, s.loc, instance)
 		if err != nil {
 			return err
 		}
 		env := &environment{svc: svc, db: db}
 		s.envs = append(s.envs, env)
-		// Before serving: a run in progress would look like one a crash
-		// cut short.
-		rec, err := svc.Recover(ctx)
-		if err != nil {
+		if env.ln, err = net.Listen("tcp", e.addr); err != nil {
 			return fmt.Errorf("%s: %w", e.env, err)
 		}
-		if rec != (control.Recovery{}) {
-			s.log.Warn("repaired what a crash left", "env", string(e.env), "runs_reset", rec.Reset,
-				"runs_removed", rec.Removed, "media_folders_removed", rec.Orphans)
-		}
-		if env.ln, err = net.Listen("tcp", e.addr); err != nil {
+		env.upkeep = control.Upkeep{Address: advertised(e.advertise, env.ln.Addr()), RunLimit: s.cfg.runLimit, Logger: s.log}
+		// Before serving: recorded, so that the others can hand on to it,
+		// and what a crash of an instance left is repaired.
+		if err := svc.Join(ctx, env.upkeep); err != nil {
 			return fmt.Errorf("%s: %w", e.env, err)
 		}
 		// WebRTC gathers where the listener listens: loopback stays on
@@ -186,11 +203,18 @@ func mountedRoutes(svc *control.Service, sessions *session.Server, cfg *serveCon
 }
 
 // serve answers requests until ctx ends, then stops accepting, lets the
-// requests in flight finish (up to --shutdown-timeout) and returns.
+// requests in flight finish (up to --shutdown-timeout) and returns. Beside
+// the listeners, each environment keeps up with the other instances
+// (control.Service.KeepUp) until its sessions have ended.
 func (s *server) serve(ctx context.Context) error {
 	errs := make(chan error, len(s.envs))
+	upkeep, stopUpkeep := context.WithCancel(context.WithoutCancel(ctx))
+	var kept sync.WaitGroup
+	defer kept.Wait()
+	defer stopUpkeep()
 	for _, e := range s.envs {
 		go func() { errs <- e.srv.Serve(e.ln) }()
+		kept.Go(func() { e.svc.KeepUp(upkeep, e.upkeep) })
 	}
 	var err error
 	select {
@@ -248,7 +272,7 @@ Next steps, in another terminal:
      curl -s -X POST http://%[2]s/access-tokens -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"10m"}'
   API reference: http://%[2]s/openapi.json
 
-`, prod, test, shellQuote(s.cfg.dataDir), shellQuote(self))
+`, prod, test, shellQuote(s.cfg.store.dataDir), shellQuote(self))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -259,22 +283,22 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// openEnvironment opens one environment under dataDir: its database
-// (<dataDir>/<env>/pulsewire.db) and media folder (<dataDir>/<env>/media).
-func openEnvironment(ctx context.Context, dataDir string, env control.Env, loc *time.Location) (*control.Service, *storage.DB, error) {
-	dir := filepath.Join(dataDir, string(env))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("%s data folder: %w", env, err)
+// advertised is the address the other instances reach a listener at:
+// flag when given, else the listener's own address, with this machine's
+// host name when it listens on every interface.
+func advertised(flag string, listening net.Addr) string {
+	if flag != "" {
+		return flag
 	}
-	media, err := storage.NewMediaDir(filepath.Join(dir, "media"))
+	addr := listening.(*net.TCPAddr)
+	if !addr.IP.IsUnspecified() {
+		return addr.String()
+	}
+	host, err := os.Hostname()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", env, err)
+		host = "localhost"
 	}
-	db, err := storage.Open(ctx, filepath.Join(dir, "pulsewire.db"), storage.Options{Location: loc})
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", env, err)
-	}
-	return control.NewService(env, db, media), db, nil
+	return net.JoinHostPort(host, strconv.Itoa(addr.Port))
 }
 
 func newLogger(w io.Writer, cfg *serveConfig) (*slog.Logger, error) {

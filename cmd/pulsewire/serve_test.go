@@ -382,22 +382,33 @@ func TestServedRoutesAreDocumented(t *testing.T) {
 	}
 }
 
-// TestServeRecoversThenRuns: a media folder a crash left behind is gone
-// once the server has started, and a measurement runs over HTTP.
+// TestServeRecoversThenRuns: a media folder a crash left behind, older
+// than the run limit, is gone once the server has started (a younger one
+// may be an upload in progress on another instance and stays), and a
+// measurement runs over HTTP.
 func TestServeRecoversThenRuns(t *testing.T) {
 	bin := buildBinary(t)
 	data := t.TempDir()
-	orphan := filepath.Join(data, "test", "media", "0f8e0b52-3c8c-4f4e-9a67-8b7f3f1d2a10")
-	if err := os.MkdirAll(orphan, 0o700); err != nil {
-		t.Fatal(err)
+	media := filepath.Join(data, "test", "media")
+	orphan := filepath.Join(media, "0f8e0b52-3c8c-4f4e-9a67-8b7f3f1d2a10")
+	young := filepath.Join(media, "1f8e0b52-3c8c-4f4e-9a67-8b7f3f1d2a10")
+	for _, dir := range []string{orphan, young} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "video"), []byte("half an upload"), 0o600)
 	}
-	os.WriteFile(filepath.Join(orphan, "video"), []byte("half an upload"), 0o600)
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(orphan, old, old)
 	_, key := createClient(t, bin, data, "test", "acme")
-	srv := startServer(t, bin, data)
+	srv := startServer(t, bin, data, "--run-limit", "1h")
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
 		t.Fatalf("orphan media after start-up: %v\n%s", err, srv.out)
 	}
-	if !strings.Contains(srv.out.String(), `"media_folders_removed":1`) {
+	if _, err := os.Stat(young); err != nil {
+		t.Fatalf("media younger than the run limit: %v", err)
+	}
+	if !strings.Contains(srv.out.String(), `"measures":1`) {
 		t.Errorf("the repair is not logged:\n%s", srv.out)
 	}
 	ts, values := make([]string, 1200), make([]string, 1200)
@@ -415,12 +426,88 @@ func TestServeRecoversThenRuns(t *testing.T) {
 	}
 }
 
-func TestServeRefusesAnEmptyPool(t *testing.T) {
-	for _, args := range [][]string{{"--workers", "0"}, {"--queue", "-1"}} {
+func TestServeRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--workers", "0"}, "--workers must be 1 or more"},
+		{[]string{"--queue", "-1"}, "--workers must be 1 or more"},
+		{[]string{"--run-limit", "0s"}, "--run-limit must be more than 0"},
+		{[]string{"--database-url", "mysql://x/y"}, "--database-url: want postgres://"},
+		{[]string{"--media-url", "/srv/media"}, "--media-url: want s3://"},
+	} {
 		var stderr bytes.Buffer
-		err := run(context.Background(), append([]string{"serve"}, args...), io.Discard, &stderr)
-		if err != errUsage || !strings.Contains(stderr.String(), "--workers must be 1 or more") {
-			t.Errorf("%v: %v %q", args, err, stderr.String())
+		err := run(context.Background(), append([]string{"serve"}, tc.args...), io.Discard, &stderr)
+		if err == nil || !strings.Contains(stderr.String()+err.Error(), tc.msg) {
+			t.Errorf("%v: %v %q", tc.args, err, stderr.String())
 		}
+	}
+}
+
+// TestSweepEndsARunAKillLeft: a run in progress when its server is killed
+// stays started until the next server, once the killed one has been gone
+// for longer than the run limit, ends it with PROCESSOR_FAIL while it
+// serves (here a few seconds after it started, not at its start).
+func TestSweepEndsARunAKillLeft(t *testing.T) {
+	bin := buildBinary(t)
+	data := t.TempDir()
+	_, key := createClient(t, bin, data, "test", "acme")
+	srv := startServer(t, bin, data, "--run-limit", "5s")
+	status, body := call(t, "POST", srv.test+"/measures", key, `{}`)
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	id := field(t, body, "id")
+	// A video upload that never finishes: its run has started.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, _ := http.NewRequest("POST", srv.test+"/measures/"+id+"/rppg/video", pr)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	io.WriteString(pw, "--b\r\nContent-Disposition: form-data; name=\"video\"; filename=\"v.mp4\"\r\nContent-Type: video/mp4\r\n\r\n")
+	started := func() string {
+		_, body := call(t, "GET", srv.test+"/measures/"+id, key, "")
+		return field(t, body, "status")
+	}
+	for deadline := time.Now().Add(10 * time.Second); started() != "started"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not start:\n%s", srv.out)
+		}
+	}
+	srv.stop(t, syscall.SIGKILL)
+
+	srv = startServer(t, bin, data, "--run-limit", "5s")
+	defer srv.stop(t, syscall.SIGTERM)
+	if s := started(); s != "started" {
+		t.Fatalf("swept at start, before the run limit passed: %s", s)
+	}
+	var m struct {
+		Status    string
+		Variables map[string]struct{ Error string }
+		Signal    any
+	}
+	for deadline := time.Now().Add(15 * time.Second); m.Status != "ended"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run a kill left is still %s:\n%s", m.Status, srv.out)
+		}
+		_, body := call(t, "GET", srv.test+"/measures/"+id, key, "")
+		json.Unmarshal(body, &m)
+	}
+	if len(m.Variables) == 0 || m.Signal != nil {
+		t.Fatalf("swept measure: %+v", m)
+	}
+	for name, v := range m.Variables {
+		if v.Error != "PROCESSOR_FAIL" {
+			t.Errorf("%s: %q, want PROCESSOR_FAIL", name, v.Error)
+		}
+	}
+	if !strings.Contains(srv.out.String(), "ended runs of an instance gone") {
+		t.Errorf("the sweep is not logged:\n%s", srv.out)
 	}
 }

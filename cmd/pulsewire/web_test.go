@@ -20,7 +20,7 @@ import (
 // included, in or out of dev mode, over a fresh database.
 func servedAPI(t *testing.T, dev bool) (*control.Service, *control.API) {
 	t.Helper()
-	svc, db, err := openEnvironment(context.Background(), t.TempDir(), control.Test, time.UTC)
+	svc, db, err := openEnvironment(context.Background(), storeConfig{dataDir: t.TempDir()}, control.Test, time.UTC, "")
 	if err != nil {
 		t.Fatal(err)
 	}
