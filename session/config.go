@@ -52,9 +52,6 @@ const (
 	// its skin averaged as well at 640x480; bigger pictures cost decoding
 	// time and give nothing.
 	maxFramePixels = 1280 * 720
-	// handshakeTimeout is how long a new WebSocket may take to send its
-	// first message.
-	handshakeTimeout = 10 * time.Second
 	// vitalsEvery is the period of the vitals pushes.
 	vitalsEvery = time.Second
 	// calibrationWindow is how long a session waits for a calibration

@@ -30,6 +30,7 @@ type Server struct {
 	openings *openingRate
 	tickets  *tickets
 	webrtc   *webrtcAPI
+	pending  handshakes
 
 	mu       sync.Mutex // protects the fields below
 	sessions map[string]*session

@@ -19,6 +19,13 @@ import (
 // ends. PROTOCOL.md describes the exchange.
 func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	log := control.RequestLogger(r.Context())
+	hs, ok := s.pending.begin(r)
+	if !ok {
+		log.Info("session refused", "cause", "too many handshakes in progress")
+		control.WriteError(w, r, &control.Error{Code: control.Unavailable, RetryAfter: handshakeTimeout})
+		return
+	}
+	defer hs.end()
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		// Any page may embed the widget, and nothing ambient (no
 		// cookie) authenticates this route: the token in the first
@@ -32,10 +39,13 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.CloseNow()
-	c.SetReadLimit(s.cfg.MaxFrameBytes)
+	// Until the client has said who it is, a message can be an open
+	// message and no more.
+	c.SetReadLimit(maxOpenMessageBytes)
 	ctx := r.Context()
 
-	sess, err := s.handshake(ctx, c)
+	sess, err := s.handshake(ctx, c, hs)
+	hs.end()
 	if err != nil {
 		code, reason := refusal(err)
 		if code == websocket.StatusInternalError {
@@ -46,6 +56,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		c.Close(code, reason)
 		return
 	}
+	c.SetReadLimit(s.cfg.MaxFrameBytes)
 	p := &wsPeer{conn: c, log: sess.log, out: make(chan []byte, outboundQueue), done: make(chan struct{})}
 	go p.write()
 	sess.do(command{kind: attach, peer: p})
@@ -55,13 +66,21 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	<-p.done
 }
 
-// handshake reads the first message and opens or resumes the session it
-// asks for.
-func (s *Server) handshake(ctx context.Context, c *websocket.Conn) (*session, error) {
+// handshake reads the first message, with the memory hs allows it, and
+// opens or resumes the session it asks for.
+func (s *Server) handshake(ctx context.Context, c *websocket.Conn, hs *handshake) (*session, error) {
 	// A context deadline on Read would drop the connection without a
 	// close frame; a refusal must look like every other one.
 	timer := time.AfterFunc(handshakeTimeout, func() { c.Close(websocket.StatusPolicyViolation, "") })
-	typ, data, err := c.Read(ctx)
+	typ, data, err := readMessage(ctx, c, hs)
+	switch {
+	case errors.Is(err, errHandshakeMemory):
+		timer.Stop()
+		return nil, fmt.Errorf("%w: %w", errBusy, err)
+	case errors.Is(err, errFirstMessageSize), errors.Is(err, websocket.ErrMessageTooBig):
+		timer.Stop()
+		return nil, errFirstMessageSize
+	}
 	if !timer.Stop() {
 		err = errors.Join(err, errors.New("no first message in time"))
 	}
@@ -84,6 +103,16 @@ func (s *Server) handshake(ctx context.Context, c *websocket.Conn) (*session, er
 	return nil, fmt.Errorf("%w: the first message is a %s message", errRefused, m.Type)
 }
 
+// readMessage reads the next message of c into memory hs reserves.
+func readMessage(ctx context.Context, c *websocket.Conn, hs *handshake) (websocket.MessageType, []byte, error) {
+	typ, r, err := c.Reader(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	data, err := hs.read(r)
+	return typ, data, err
+}
+
 // refusal is the close status and reason of a failed handshake: the same
 // for every cause the client must not tell apart.
 func refusal(err error) (websocket.StatusCode, string) {
@@ -94,6 +123,8 @@ func refusal(err error) (websocket.StatusCode, string) {
 		return websocket.StatusTryAgainLater, "busy"
 	case errors.Is(err, errClosing):
 		return websocket.StatusGoingAway, "shutting down"
+	case errors.Is(err, errFirstMessageSize):
+		return websocket.StatusMessageTooBig, ""
 	}
 	return websocket.StatusInternalError, ""
 }

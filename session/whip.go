@@ -9,6 +9,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/pulsewire/pulsewire/control"
 )
@@ -81,7 +83,20 @@ func readWHIP(w http.ResponseWriter, r *http.Request) (whipRequest, error) {
 // Every refusal of the handshake is 401 with an empty body.
 func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 	log := control.RequestLogger(r.Context())
+	hs, ok := s.pending.begin(r)
+	if !ok {
+		log.Info("session refused", "cause", "too many handshakes in progress")
+		w.Header().Set("Retry-After", strconv.Itoa(int(handshakeTimeout/time.Second)))
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	defer hs.end()
+	// The offer comes in one go; a body that trickles is cut off. (Not
+	// every writer supports deadlines: httptest's does not.)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	req, err := readWHIP(w, r)
+	_ = rc.SetReadDeadline(time.Time{})
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
