@@ -65,8 +65,8 @@ type Options struct {
 	Routes []Route          // mounted beside the API
 	Now    func() time.Time // the rate limits' clock; nil: time.Now
 	// Analyzer runs the measurements of the run routes; nil: one of this
-	// API's own (NewAnalyzer(0, DefaultQueue, ...)). A server shares one
-	// between its environments.
+	// API's own (NewAnalyzer(0, DefaultQueue, DefaultUploads, ...)). Each
+	// environment has its own: they share nothing.
 	Analyzer *Analyzer
 }
 
@@ -79,7 +79,7 @@ func NewAPI(svc *Service, opts Options) *API {
 		opts.Now = time.Now
 	}
 	if opts.Analyzer == nil {
-		opts.Analyzer = NewAnalyzer(0, DefaultQueue, media.VideoOptions{})
+		opts.Analyzer = NewAnalyzer(0, DefaultQueue, DefaultUploads, media.VideoOptions{})
 	}
 	a := &API{
 		svc:      svc,
@@ -287,6 +287,7 @@ var errorStatus = map[Code]int{
 	Unauthorized: http.StatusUnauthorized,
 	NotFound:     http.StatusNotFound,
 	TooLarge:     http.StatusRequestEntityTooLarge,
+	TooSlow:      http.StatusRequestTimeout,
 	RateLimited:  http.StatusTooManyRequests,
 	Unavailable:  http.StatusServiceUnavailable,
 	Internal:     http.StatusInternalServerError,
@@ -337,7 +338,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	case Internal:
 		RequestLogger(r.Context()).Error("internal error", "err", err)
 		body = statusBody{status, "Internal server error"}
-	default: // Unauthorized, TooLarge
+	default: // Unauthorized, TooLarge, TooSlow
 		body = statusBody{status, http.StatusText(status)}
 	}
 	// gin's renderer, so that a mounted route writes the very bytes the

@@ -400,13 +400,7 @@ func TestServeRecoversThenRuns(t *testing.T) {
 	if !strings.Contains(srv.out.String(), `"media_folders_removed":1`) {
 		t.Errorf("the repair is not logged:\n%s", srv.out)
 	}
-	ts, values := make([]string, 1200), make([]string, 1200)
-	for i := range ts {
-		ts[i] = fmt.Sprint(i * 10)
-		values[i] = fmt.Sprintf("%.3f", 100+math.Sin(2*math.Pi*1.25*float64(i)/100))
-	}
-	status, body := call(t, "POST", srv.test+"/measures/cppg/signal", key,
-		`{"signal":{"timestamps":[`+strings.Join(ts, ",")+`],"values":[`+strings.Join(values, ",")+`]},"tags":["e2e"]}`)
+	status, body := call(t, "POST", srv.test+"/measures/cppg/signal", key, contactSignal())
 	if status != http.StatusCreated || !strings.Contains(string(body), `"hr":{"value":{"mean":75`) {
 		t.Fatalf("run: %d %s", status, body)
 	}
@@ -415,11 +409,22 @@ func TestServeRecoversThenRuns(t *testing.T) {
 	}
 }
 
+// contactSignal is the body of a contact signal run: 12 s of a 75 bpm
+// pulse at 100 Hz.
+func contactSignal() string {
+	ts, values := make([]string, 1200), make([]string, 1200)
+	for i := range ts {
+		ts[i] = fmt.Sprint(i * 10)
+		values[i] = fmt.Sprintf("%.3f", 100+math.Sin(2*math.Pi*1.25*float64(i)/100))
+	}
+	return `{"signal":{"timestamps":[` + strings.Join(ts, ",") + `],"values":[` + strings.Join(values, ",") + `]},"tags":["e2e"]}`
+}
+
 func TestServeRefusesAnEmptyPool(t *testing.T) {
-	for _, args := range [][]string{{"--workers", "0"}, {"--queue", "-1"}} {
+	for _, args := range [][]string{{"--workers", "0"}, {"--queue", "-1"}, {"--uploads", "0"}} {
 		var stderr bytes.Buffer
 		err := run(context.Background(), append([]string{"serve"}, args...), io.Discard, &stderr)
-		if err != errUsage || !strings.Contains(stderr.String(), "--workers must be 1 or more") {
+		if err != errUsage || !strings.Contains(stderr.String(), "--workers and --uploads must be 1 or more and --queue 0 or more") {
 			t.Errorf("%v: %v %q", args, err, stderr.String())
 		}
 	}
