@@ -291,6 +291,7 @@ var errorStatus = map[Code]int{
 	RateLimited:  http.StatusTooManyRequests,
 	Unavailable:  http.StatusServiceUnavailable,
 	Internal:     http.StatusInternalServerError,
+	NoSpace:      http.StatusInsufficientStorage,
 }
 
 // Error bodies, in the shapes of ARCHITECTURE.md (NestJS's).
@@ -318,9 +319,9 @@ func (a *API) fail(c *gin.Context, err error) {
 
 // WriteError answers err with the status and body of its code (SPEC 7, one
 // table: errorStatus), Retry-After for the waits: the answer of every
-// route, mounted ones included. Only Internal errors are logged here (with
-// their cause); the others are the caller's and show in the request line's
-// status.
+// route, mounted ones included. Only the server's errors (Internal,
+// NoSpace) are logged here, at ERROR with their cause; the others are the
+// caller's and show in the request line's status.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	code := ErrorCode(err)
 	status := errorStatus[code]
@@ -338,6 +339,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	case Internal:
 		RequestLogger(r.Context()).Error("internal error", "err", err)
 		body = statusBody{status, "Internal server error"}
+	case NoSpace:
+		RequestLogger(r.Context()).Error("no space to store the upload", "err", err)
+		body = statusBody{status, http.StatusText(status)}
 	default: // Unauthorized, TooLarge, TooSlow
 		body = statusBody{status, http.StatusText(status)}
 	}

@@ -71,7 +71,9 @@ func (s *capturesSource) receive(ctx context.Context, r *http.Request, store med
 	}
 	if err != nil {
 		pw.CloseWithError(err)
-		<-stored
+		if serr := <-stored; storeFailed(serr) {
+			return serr // the parts failed because the store did
+		}
 		return err
 	}
 	pw.Close()
