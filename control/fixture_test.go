@@ -72,6 +72,17 @@ func synth(name string, flags ...string) (string, error) {
 }
 
 // faceVideo returns faceClip's file and ground truth.
+// faceVideoBytes is the content of faceVideo's clip.
+func faceVideoBytes(t *testing.T) []byte {
+	t.Helper()
+	path, _ := faceVideo(t)
+	video, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return video
+}
+
 func faceVideo(t *testing.T) (string, clip.Truth) {
 	t.Helper()
 	path, err := faceClip()

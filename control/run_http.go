@@ -85,6 +85,11 @@ func (a *API) run(c *gin.Context, client storage.Client, src source, existingID 
 	}
 	store := mediaStore{media: a.svc.media, id: id}
 	m, err := a.measure(c, up, client, src, store, &run)
+	if err != nil && run != nil && a.svc.deleted(ctx, client, id) {
+		// The client deleted the measure during its run (its right at
+		// any time): whatever failed then, the measure is gone.
+		err = &Error{Code: NotFound, Err: err}
+	}
 	if err != nil {
 		log := RequestLogger(ctx)
 		if run != nil {

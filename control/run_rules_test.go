@@ -272,11 +272,7 @@ func TestDisconnectKillsFFmpeg(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc to see child processes")
 	}
-	path, _ := faceVideo(t)
-	video, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	video := faceVideoBytes(t)
 	e := newTestEnv(t, Production)
 	_, key := e.client("acme")
 	srv := httptest.NewServer(e.api)

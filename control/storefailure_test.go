@@ -61,11 +61,7 @@ func TestFullDisk(t *testing.T) {
 	disk := smallDisk(t)
 	e := newTestEnv(t, Production, withMedia(func(storage.Media) storage.Media { return &storage.MediaDir{Root: disk} }))
 	_, key := e.client("acme")
-	video, _ := faceVideo(t)
-	videoBytes, err := os.ReadFile(video)
-	if err != nil {
-		t.Fatal(err)
-	}
+	videoBytes := faceVideoBytes(t)
 	signal, _ := json.Marshal(pulseSignal("rppg", 1.2, 300))
 	picture := noisePNG(t, 200, 200)
 	cases := []struct {

@@ -143,7 +143,8 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 // 404. It answers once the session has ended, so a realtime measure is
 // stored when the caller reads it, without polling (the result is also
 // pushed on the data channel while it is open); 500 when it could not be
-// stored. If the caller gives up waiting, the session still ends.
+// stored, 404 when it was deleted meanwhile. If the caller gives up
+// waiting, the session still ends.
 func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 	sess := s.session(r.PathValue("id"))
 	hash := sha256.Sum256([]byte(control.Bearer(r.Header)))
@@ -157,7 +158,11 @@ func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	if sess.unstored {
+	switch {
+	case sess.deleted:
+		control.WriteError(w, r, &control.Error{Code: control.NotFound})
+		return
+	case sess.unstored:
 		control.WriteError(w, r, &control.Error{Code: control.Internal})
 		return
 	}

@@ -635,19 +635,27 @@ func FuzzReadWHIP(f *testing.F) {
 	})
 }
 
+// whipRealtime opens a realtime session over WHIP and returns its token
+// and Location.
+func (e *testEnv) whipRealtime(t *testing.T) (token, location string) {
+	t.Helper()
+	token, _ = e.mint(realtimeOnce())
+	res, body := e.whipRequest("POST", "/sessions/whip?chain=realtime", "application/sdp", newWHIPClient(t).offer(t), bearerHeader(token)...)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST: %d %q", res.StatusCode, body)
+	}
+	return token, res.Header.Get("Location")
+}
+
 // TestWHIPDeleteUnstored: a realtime session whose measure cannot be stored
 // (the database is gone) answers its DELETE with the API's 500, not a 200
 // that would promise a stored measure.
 func TestWHIPDeleteUnstored(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, Config{})
-	token, _ := e.mint(realtimeOnce())
-	res, body := e.whipRequest("POST", "/sessions/whip?chain=realtime", "application/sdp", newWHIPClient(t).offer(t), bearerHeader(token)...)
-	if res.StatusCode != http.StatusCreated {
-		t.Fatalf("POST: %d %q", res.StatusCode, body)
-	}
+	token, location := e.whipRealtime(t)
 	e.db.Close()
-	res, body = e.whipRequest("DELETE", res.Header.Get("Location"), "", "", bearerHeader(token)...)
+	res, body := e.whipRequest("DELETE", location, "", "", bearerHeader(token)...)
 	if res.StatusCode != http.StatusInternalServerError || !strings.Contains(body, `"statusCode":500`) {
 		t.Fatalf("DELETE: %d %q, want the API's 500", res.StatusCode, body)
 	}
