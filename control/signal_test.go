@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -48,7 +49,7 @@ func numbers(n int) io.Reader {
 func TestDecodeSignalSampleLimit(t *testing.T) {
 	body := io.MultiReader(strings.NewReader(`{"signal":{"values":`), numbers(dsp.MaxSamples+1), strings.NewReader(`}}`))
 	_, err := DecodeSignal(body)
-	if want := "signal.values.1800000: at most 1800000 samples"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := fmt.Sprintf("signal.values.%d: at most %d samples", dsp.MaxSamples, dsp.MaxSamples); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("%v, want %q", err, want)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/pulsewire/pulsewire/dsp"
 )
 
 // Config bounds the sessions of a server. Zero fields take the defaults
@@ -95,6 +97,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.ScanDuration >= c.MaxLength:
 		return fmt.Errorf("the scan duration (%v) must be shorter than the longest session (%v)", c.ScanDuration, c.MaxLength)
+	case c.MaxLength > dsp.MaxSpan:
+		return fmt.Errorf("the longest session (%v) must be at most the longest capture analysed (%v)", c.MaxLength, dsp.MaxSpan)
 	case c.MaxFrameBytes <= frameHeaderBytes:
 		return fmt.Errorf("the frame limit (%d bytes) leaves no room for a picture", c.MaxFrameBytes)
 	case c.WebRTCPorts != (UDPPorts{}) && (c.WebRTCPorts.Min == 0 || c.WebRTCPorts.Max < c.WebRTCPorts.Min):
