@@ -50,7 +50,8 @@ func pacedServer(t *testing.T, rate float64) (*testEnv, string, *httptest.Server
 func TestBodyPace(t *testing.T) {
 	t.Parallel()
 	_, key, srv := pacedServer(t, 64<<10)
-	body, _ := json.Marshal(pulseSignal("cppg", 1.2, 12))
+	// About 300 KB, long enough for the pace, not the grace, to decide.
+	body, _ := json.Marshal(pulseSignal("cppg", 1.2, 120))
 	post := func(r io.Reader) int {
 		req, _ := http.NewRequest("POST", srv.URL+"/measures/cppg/signal", r)
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -68,12 +69,12 @@ func TestBodyPace(t *testing.T) {
 		rate   int // bytes per second
 		status int
 	}{
-		{"twice the minimum pace", 128 << 10, http.StatusCreated},
+		{"four times the minimum pace", 256 << 10, http.StatusCreated},
 		{"a quarter of it", 16 << 10, http.StatusRequestTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			status := post(&pacedReader{b: body, rate: tc.rate, chunk: 1 << 10})
+			status := post(&pacedReader{b: body, rate: tc.rate, chunk: 4 << 10})
 			if status != tc.status && !(status == 0 && tc.status == http.StatusRequestTimeout) {
 				t.Fatalf("%d after %v, want %d", status, time.Since(start), tc.status)
 			}
