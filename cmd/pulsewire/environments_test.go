@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// TestEnvironmentsShareNoPool: uploads stalled on Test (headers sent, then
-// nothing) take every place Test has, and Production still measures at
-// once: the environments share no pool.
+// TestEnvironmentsShareNoPool: slow uploads on Test (a body trickling in
+// just above the minimum pace) take every place Test has, and Production
+// still measures at once: the environments share no pool.
 func TestEnvironmentsShareNoPool(t *testing.T) {
 	bin := buildBinary(t)
 	data := t.TempDir()
@@ -25,7 +25,17 @@ func TestEnvironmentsShareNoPool(t *testing.T) {
 		}
 		defer c.Close()
 		fmt.Fprintf(c, "POST /measures/cppg/signal HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
-			"Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n", testKey)
+			"Content-Type: application/json\r\nContent-Length: 100000000\r\n\r\n", testKey)
+		// 40 KiB/s of blanks: above the pace, so the place stays taken.
+		go func() {
+			blanks := strings.Repeat(" ", 4<<10)
+			for {
+				if _, err := c.Write([]byte(blanks)); err != nil {
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
 	}
 	// Test is full...
 	deadline := time.Now().Add(10 * time.Second)
