@@ -34,6 +34,7 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	workers, queue  int
 	uploads         int
+	memoryLimitMiB  int64
 	sessions        session.Config
 }
 
@@ -49,11 +50,12 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info, debug with --dev)")
 	fs.StringVar(&cfg.logFormat, "log-format", "", "json or text (default json, text with --dev)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a stop waits for requests in flight")
-	fs.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "measurements of uploads analysed at once, in each environment")
+	fs.IntVar(&cfg.workers, "workers", max(1, runtime.NumCPU()/2), "measurements of uploads analysed at once, in each environment (default half the CPUs: both environments together use them all)")
+	fs.Int64Var(&cfg.memoryLimitMiB, "memory-limit-mib", defaultMemoryLimitMiB, "soft limit of the server's Go memory, in MiB: the collector works harder near it (0: none; GOMEMLIMIT, when set, wins)")
 	fs.IntVar(&cfg.queue, "queue", control.DefaultQueue, "further received measurement runs that may wait for a worker, in each environment; beyond, 503 with Retry-After")
 	fs.IntVar(&cfg.uploads, "uploads", control.DefaultUploads, "measurement run bodies received at once, in each environment; beyond, 503 with Retry-After")
 	fs.DurationVar(&cfg.sessions.ScanDuration, "scan-duration", session.DefaultScanDuration, "capture time a scan session measures")
-	fs.DurationVar(&cfg.sessions.MaxLength, "session-max-length", session.DefaultMaxLength, "longest life of a session")
+	fs.DurationVar(&cfg.sessions.MaxLength, "session-max-length", session.DefaultMaxLength, "longest life of a session, at most 10m (the longest capture analysed)")
 	fs.DurationVar(&cfg.sessions.IdleTimeout, "session-idle-timeout", session.DefaultIdleTimeout, "a session without frames for this long ends (a dropped connection may resume within it)")
 	fs.Int64Var(&cfg.sessions.MaxFrameBytes, "max-frame-bytes", session.DefaultMaxFrameBytes, "largest WebSocket message of a session (a JPEG frame and its 8-byte header)")
 	fs.IntVar(&cfg.sessions.MaxSessions, "max-sessions", session.DefaultMaxSessions, "sessions open at once, both environments together")
@@ -84,6 +86,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	setMemoryLimit(cfg.memoryLimitMiB)
 	loc, err := time.LoadLocation(cfg.timeZone)
 	if err != nil {
 		return fmt.Errorf("--time-zone: %w", err)
