@@ -112,7 +112,8 @@ type signalInputs struct {
 }
 
 // listBounds are the inputs that are lists, each with the most elements a
-// valid one can hold: SPEC's 1000 tags, and each variable once.
+// valid one can hold: the 1000 tags a measure may carry, and each variable
+// once.
 var listBounds = map[string]int{
 	"tags":              maxTags,
 	"desiredVariables":  len(dsp.AllVariables),
