@@ -213,10 +213,15 @@ func TestUploadsHoldNoWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go busy.work(context.Background(), func() error { <-release; return nil })
+	worked := make(chan struct{})
+	go func() {
+		busy.work(context.Background(), func() error { <-release; return nil })
+		close(worked)
+	}()
 	r := e.send("/measures/cppg/signal", key, "application/json", bytes.NewReader(body))
 	wantStatus(t, r, http.StatusServiceUnavailable)
 	close(release)
+	<-worked
 	busy.release()
 	if ids, _ := e.svc.media.List(context.Background()); len(ids) != 4 {
 		t.Fatalf("media of %d measures, want those of the one that ran and the three arriving", len(ids))
