@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/pulsewire
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test check bench accuracy synth load cluster deps-run deps-test clean
+.PHONY: all build run test check bench accuracy synth load memory cluster deps-run deps-test clean
 
 all: check test
 
@@ -63,6 +63,11 @@ accuracy: deps-run
 ## load: concurrent realtime sessions against a fresh server (scripts/load; 40 by default)
 load: deps-run
 	$(GO) run ./scripts/load
+
+## memory: worst-case inputs against a fresh server; prints the peak resident memory of the
+## whole process tree (server, ffmpeg, ffprobe) and the memory after two minutes idle (docs/limits.md)
+memory: deps-run
+	$(GO) run ./scripts/memory
 
 ## synth: write the synthetic benchmark clips and their ground truth into scripts/out/synth
 synth: deps-run

@@ -10,39 +10,55 @@ import (
 	"github.com/pulsewire/pulsewire/dsp/media"
 )
 
-// DefaultQueue is how many runs may wait for a worker by default.
-const DefaultQueue = 8
+// Defaults of NewAnalyzer.
+const (
+	// DefaultQueue is how many received runs may wait for a worker.
+	DefaultQueue = 8
+	// DefaultUploads is how many run bodies may be received at once.
+	DefaultUploads = 16
+)
 
-// Analyzer measures the captures the run routes receive, on a bounded pool:
-// at most workers analyses at once, and at most queue more runs admitted
-// (uploading or waiting for a worker). A run beyond that is refused at once,
-// 503 with Retry-After, before its upload is read, rather than piling up:
-// the memory and disk a run can hold is bounded by what it may upload, so
-// the whole server's is bounded too. One Analyzer serves both environments,
-// which share the CPU.
+// Analyzer measures the captures the run routes receive, on bounded pools
+// of one environment (environments share none: neither can starve the
+// other). A run first takes an upload place while its body streams to the
+// media store; then, with the capture stored, a place in the pool: at most
+// workers analyses at once and queue more waiting for a worker. A run that
+// finds no place of either kind is refused at once, 503 with Retry-After,
+// and stores nothing. An upload holds no place of the pool: a body that
+// trickles in blocks no analysis, and is cut off when it falls below the
+// minimum pace (pace.go). The memory and disk a run holds are bounded by
+// what it may upload, so the server's are bounded too.
 type Analyzer struct {
 	video    media.VideoOptions
+	uploads  chan struct{} // one token per body being received
 	workers  chan struct{} // one token per running analysis
-	admitted chan struct{} // one token per admitted run
+	admitted chan struct{} // one token per received run, analysing or waiting
+	pace     bodyPace      // the pace a body must keep while it is received
 
 	mu   sync.Mutex    // protects hold
 	hold time.Duration // moving average of how long an analysed run stays admitted
 }
 
 // NewAnalyzer returns a pool of workers analyses (runtime.NumCPU() when 0
-// or less) with room for queue more runs (none when negative). video bounds
-// each video decode (zero fields: dsp/media's defaults). The face cascade is
-// dsp/face's, loaded once for the whole process.
-func NewAnalyzer(workers, queue int, video media.VideoOptions) *Analyzer {
+// or less) with room for queue more runs (none when negative), and room
+// for uploads bodies received at once (DefaultUploads when 0 or less).
+// video bounds each video decode (zero fields: dsp/media's defaults). The
+// face cascade is dsp/face's, loaded once for the whole process.
+func NewAnalyzer(workers, queue, uploads int, video media.VideoOptions) *Analyzer {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
+	}
+	if uploads <= 0 {
+		uploads = DefaultUploads
 	}
 	queue = max(queue, 0)
 	return &Analyzer{
 		video:    video,
+		uploads:  make(chan struct{}, uploads),
 		workers:  make(chan struct{}, workers),
 		admitted: make(chan struct{}, workers+queue),
 		hold:     initialHold,
+		pace:     defaultPace,
 	}
 }
 
@@ -57,25 +73,49 @@ func (a *Analyzer) tools() (tools, error) {
 	return tools{cascade: c, video: a.video}, err
 }
 
-// ticket is an admitted run's place in the pool.
+// busy is the refusal of a run that finds no place: Retry-After is the
+// time a run has recently stayed admitted, when a place is likely to free.
+func (a *Analyzer) busy() error {
+	a.mu.Lock()
+	wait := a.hold
+	a.mu.Unlock()
+	return &Error{Code: Unavailable, RetryAfter: min(max(wait, time.Second), time.Minute)}
+}
+
+// upload is a run's place while its body is received.
+type upload struct {
+	a    *Analyzer
+	once sync.Once
+}
+
+// startUpload gives a run an upload place, or refuses it with Unavailable.
+func (a *Analyzer) startUpload() (*upload, error) {
+	select {
+	case a.uploads <- struct{}{}:
+		return &upload{a: a}, nil
+	default:
+		return nil, a.busy()
+	}
+}
+
+// done frees the upload place; later calls do nothing.
+func (u *upload) done() { u.once.Do(func() { <-u.a.uploads }) }
+
+// ticket is a received run's place in the pool.
 type ticket struct {
 	a      *Analyzer
 	start  time.Time
 	worked bool
 }
 
-// admit gives a run its place, or refuses it with Unavailable when every
-// place is taken; Retry-After is then the time a run has recently stayed
-// admitted, when the next place is likely to free.
+// admit gives a received run its place in the pool, or refuses it with
+// Unavailable when every place is taken.
 func (a *Analyzer) admit() (*ticket, error) {
 	select {
 	case a.admitted <- struct{}{}:
 		return &ticket{a: a, start: time.Now()}, nil
 	default:
-		a.mu.Lock()
-		wait := a.hold
-		a.mu.Unlock()
-		return nil, &Error{Code: Unavailable, RetryAfter: min(max(wait, time.Second), time.Minute)}
+		return nil, a.busy()
 	}
 }
 

@@ -63,8 +63,8 @@ type Options struct {
 	Logger *slog.Logger // nil: no logs
 	Routes []Route      // mounted beside the API
 	// Analyzer runs the measurements of the run routes; nil: one of this
-	// API's own (NewAnalyzer(0, DefaultQueue, ...)). A server shares one
-	// between its environments.
+	// API's own (NewAnalyzer(0, DefaultQueue, DefaultUploads, ...)). Each
+	// environment has its own: they share nothing.
 	Analyzer *Analyzer
 }
 
@@ -74,7 +74,7 @@ func NewAPI(svc *Service, opts Options) *API {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Analyzer == nil {
-		opts.Analyzer = NewAnalyzer(0, DefaultQueue, media.VideoOptions{})
+		opts.Analyzer = NewAnalyzer(0, DefaultQueue, DefaultUploads, media.VideoOptions{})
 	}
 	a := &API{
 		svc:      svc,
@@ -280,9 +280,11 @@ var errorStatus = map[Code]int{
 	Unauthorized: http.StatusUnauthorized,
 	NotFound:     http.StatusNotFound,
 	TooLarge:     http.StatusRequestEntityTooLarge,
+	TooSlow:      http.StatusRequestTimeout,
 	RateLimited:  http.StatusTooManyRequests,
 	Unavailable:  http.StatusServiceUnavailable,
 	Internal:     http.StatusInternalServerError,
+	NoSpace:      http.StatusInsufficientStorage,
 }
 
 // Error bodies, in the shapes of ARCHITECTURE.md (NestJS's).
@@ -310,9 +312,9 @@ func (a *API) fail(c *gin.Context, err error) {
 
 // WriteError answers err with the status and body of its code (SPEC 7, one
 // table: errorStatus), Retry-After for the waits: the answer of every
-// route, mounted ones included. Only Internal errors are logged here (with
-// their cause); the others are the caller's and show in the request line's
-// status.
+// route, mounted ones included. Only the server's errors (Internal,
+// NoSpace) are logged here, at ERROR with their cause; the others are the
+// caller's and show in the request line's status.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	code := ErrorCode(err)
 	status := errorStatus[code]
@@ -330,7 +332,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	case Internal:
 		RequestLogger(r.Context()).Error("internal error", "err", err)
 		body = statusBody{status, "Internal server error"}
-	default: // Unauthorized, TooLarge
+	case NoSpace:
+		RequestLogger(r.Context()).Error("no space to store the upload", "err", err)
+		body = statusBody{status, http.StatusText(status)}
+	default: // Unauthorized, TooLarge, TooSlow
 		body = statusBody{status, http.StatusText(status)}
 	}
 	// gin's renderer, so that a mounted route writes the very bytes the

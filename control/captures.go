@@ -28,8 +28,9 @@ const (
 	maxCaptureBytes = 2 << 20
 	// maxCapturePixels admits a whole 1080p frame (2,073,600 pixels).
 	maxCapturePixels = 2_100_000
-	// maxCaptureSpan bounds the time the captures cover.
-	maxCaptureSpan = 24 * time.Hour
+	// maxCaptureSpan bounds the time the captures cover: what the
+	// analysis takes.
+	maxCaptureSpan = dsp.MaxSpan
 	// maxCapturesBody bounds the whole body, as for a video.
 	maxCapturesBody = maxVideoBytes + maxFormFields + multipartSlack
 	// capturesFile is the media file of the captures: a tar of the crops in
@@ -71,7 +72,9 @@ func (s *capturesSource) receive(ctx context.Context, r *http.Request, store med
 	}
 	if err != nil {
 		pw.CloseWithError(err)
-		<-stored
+		if serr := <-stored; storeFailed(serr) {
+			return serr // the parts failed because the store did
+		}
 		return err
 	}
 	pw.Close()

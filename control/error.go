@@ -20,8 +20,10 @@ const (
 	Unauthorized Code = "unauthorized" // no valid API key
 	NotFound     Code = "not_found"    // no such thing for this caller
 	TooLarge     Code = "too_large"    // the body exceeds its limit
+	TooSlow      Code = "too_slow"     // the body arrived too slowly and was cut off
 	RateLimited  Code = "rate_limited" // too many requests; RetryAfter says for how long
 	Unavailable  Code = "unavailable"  // the server is too busy now; RetryAfter says when to try again
+	NoSpace      Code = "no_space"     // our fault: the disk is full; details only in the server log
 	Internal     Code = "internal"     // our fault; details only in the server log
 )
 

@@ -71,6 +71,17 @@ func synth(name string, flags ...string) (string, error) {
 	return path, nil
 }
 
+// faceVideoBytes is the content of faceVideo's clip.
+func faceVideoBytes(t *testing.T) []byte {
+	t.Helper()
+	path, _ := faceVideo(t)
+	video, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return video
+}
+
 // faceVideo returns faceClip's file and ground truth.
 func faceVideo(t *testing.T) (string, clip.Truth) {
 	t.Helper()

@@ -151,27 +151,50 @@ func (s *imagesSource) analyze(ctx context.Context, t tools, store mediaStore, i
 // over the byte or pixel limit. It is the path of the images route and of
 // pulsewire analyze.
 func AnalyzeStills(ctx context.Context, c *face.Cascade, open []func() (io.ReadCloser, error), in dsp.Inputs) (dsp.Result, error) {
-	imgs := make([]image.Image, 0, len(open))
-	for _, o := range open {
-		data, err := readAll(o, maxImageBytes)
-		if errors.Is(err, errCapped) {
-			return imagesRefused(c, in, dsp.InvalidImageSize), nil
+	// Each image is read, decoded and measured in turn, and let go before
+	// the next: one decoded picture at a time is in memory.
+	var refused dsp.Code
+	var failed error
+	imgs := func(yield func(image.Image) bool) {
+		for _, o := range open {
+			img, code, err := decodeStill(ctx, o)
+			refused, failed = code, err
+			if code != "" || err != nil || !yield(img) {
+				return
+			}
 		}
-		if err != nil {
-			return dsp.Result{}, err
-		}
-		img, _, err := media.DecodeImage(ctx, data, media.ImageOptions{MaxBytes: maxImageBytes})
-		switch {
-		case errors.Is(err, media.ErrTooManyPixels), errors.Is(err, media.ErrTooLarge):
-			return imagesRefused(c, in, dsp.InvalidImageSize), nil
-		case errors.Is(err, media.ErrUnsupported), errors.Is(err, media.ErrCorrupt), errors.Is(err, media.ErrEmpty):
-			return imagesRefused(c, in, dsp.InvalidImageType), nil
-		case err != nil:
-			return dsp.Result{}, err // a missing decoder, a cancelled request
-		}
-		imgs = append(imgs, img)
 	}
-	return dsp.AnalyzeImages(c, imgs, in), nil
+	res := dsp.AnalyzeImageSeq(c, imgs, in)
+	switch {
+	case failed != nil:
+		return dsp.Result{}, failed
+	case refused != "":
+		return imagesRefused(c, in, refused), nil
+	}
+	return res, nil
+}
+
+// decodeStill reads and decodes one still image. An image that breaks a
+// rule is a code for faceBmi; an error is one of the server (a missing
+// decoder) or of the request (cancelled).
+func decodeStill(ctx context.Context, open func() (io.ReadCloser, error)) (image.Image, dsp.Code, error) {
+	data, err := readAll(open, maxImageBytes)
+	if errors.Is(err, errCapped) {
+		return nil, dsp.InvalidImageSize, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	img, _, err := media.DecodeImage(ctx, data, media.ImageOptions{MaxBytes: maxImageBytes})
+	switch {
+	case errors.Is(err, media.ErrTooManyPixels), errors.Is(err, media.ErrTooLarge):
+		return nil, dsp.InvalidImageSize, nil
+	case errors.Is(err, media.ErrUnsupported), errors.Is(err, media.ErrCorrupt), errors.Is(err, media.ErrEmpty):
+		return nil, dsp.InvalidImageType, nil
+	case err != nil:
+		return nil, "", err // a missing decoder, a cancelled request
+	}
+	return img, "", nil
 }
 
 // readAll reads what open gives, at most limit bytes (errCapped beyond).

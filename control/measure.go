@@ -19,6 +19,11 @@ const (
 	maxTagChars = 255
 )
 
+// MaxMeasureInputBytes bounds the measure inputs as JSON, wherever they
+// come from: the body of POST /measures, or the measure of a session's
+// open message.
+const MaxMeasureInputBytes = maxJSONBody
+
 // ParseMeasureInput checks the inputs of a new measure, a JSON object
 // {userData, desiredVariables, unwantedVariables, tags, computeOptions}
 // (SPEC 2.4, 2.5), every member optional; an empty input is an empty object.

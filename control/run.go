@@ -227,6 +227,14 @@ func (r *Run) Abandon(ctx context.Context) error {
 	return nil
 }
 
+// deleted reports whether c's measure id no longer exists: a run that
+// fails checks it, since a measure deleted during its run is not found
+// rather than failed. It asks even when ctx has ended.
+func (s *Service) deleted(ctx context.Context, c storage.Client, id string) bool {
+	_, err := s.db.Measure(context.WithoutCancel(ctx), c, id)
+	return errors.Is(err, storage.ErrNotFound)
+}
+
 func intOf(p *int64) int {
 	if p == nil {
 		return 0

@@ -3,17 +3,11 @@ package control
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 	"github.com/pulsewire/pulsewire/storage"
 )
-
-// uploadTimeout bounds the time a client may take to send a run's body:
-// 100 MB at 1.4 Mbit/s. It also bounds how long a slow sender holds a
-// place in the Analyzer.
-const uploadTimeout = 10 * time.Minute
 
 // statusClientClosed is the status logged for a run whose client went away
 // before the answer (nginx's 499); the client never sees it.
@@ -51,7 +45,9 @@ func (a *API) runRoute(newSource func() source, existing bool) func(*gin.Context
 			id = c.Param("id")
 		}
 		m, err := a.run(c, client, newSource(), id)
-		if err != nil && c.Request.Context().Err() != nil {
+		// A body cut off for its pace ends the request's context too; its
+		// client is still there to read why.
+		if err != nil && c.Request.Context().Err() != nil && ErrorCode(err) != TooSlow {
 			RequestLogger(c.Request.Context()).Info("run abandoned: the client went away")
 			c.AbortWithStatus(statusClientClosed)
 			return nil
@@ -65,19 +61,20 @@ func (a *API) runRoute(newSource func() source, existing bool) func(*gin.Context
 }
 
 // run measures what the request carries, for the measure existingID or, when
-// it is empty, a new one. It takes a place in the Analyzer before it reads
-// the body (503 when there is none), claims an existing measure at once (so
-// a concurrent run is refused before its upload), stores the capture as the
-// measure's media, then analyses it on a worker and ends the run. Whatever
-// fails leaves no trace: the run is abandoned, or, before a new measure was
-// stored, the media stored under its id are removed.
+// it is empty, a new one. It takes an upload place before it reads the body
+// (503 when there is none), claims an existing measure at once (so a
+// concurrent run is refused before its upload), stores the capture as the
+// measure's media, then takes a place in the pool (503 when there is none),
+// analyses on a worker and ends the run. Whatever fails leaves no trace: the
+// run is abandoned, or, before a new measure was stored, the media stored
+// under its id are removed.
 func (a *API) run(c *gin.Context, client storage.Client, src source, existingID string) (storage.Measure, error) {
 	ctx := c.Request.Context()
-	t, err := a.analyzer.admit()
+	up, err := a.analyzer.startUpload()
 	if err != nil {
 		return storage.Measure{}, err
 	}
-	defer t.release()
+	defer up.done()
 	var run *Run
 	id := uuid.NewString() // a new measure's: its media are stored before its record
 	if existingID != "" {
@@ -87,7 +84,12 @@ func (a *API) run(c *gin.Context, client storage.Client, src source, existingID 
 		id = run.Measure().ID
 	}
 	store := mediaStore{media: a.svc.media, id: id}
-	m, err := a.measure(c, t, client, src, store, &run)
+	m, err := a.measure(c, up, client, src, store, &run)
+	if err != nil && run != nil && a.svc.deleted(ctx, client, id) {
+		// The client deleted the measure during its run (its right at
+		// any time): whatever failed then, the measure is gone.
+		err = &Error{Code: NotFound, Err: err}
+	}
 	if err != nil {
 		log := RequestLogger(ctx)
 		if run != nil {
@@ -101,16 +103,24 @@ func (a *API) run(c *gin.Context, client storage.Client, src source, existingID 
 	return m, err
 }
 
-// measure receives the capture, then on a worker reads the inputs, starts
-// a new measure's run, analyses and ends the run. *run is the run once it
-// has started.
-func (a *API) measure(c *gin.Context, t *ticket, client storage.Client, src source, store mediaStore, run **Run) (storage.Measure, error) {
+// measure receives the capture and frees the upload place, then takes a
+// place in the pool and on a worker reads the inputs, starts a new
+// measure's run, analyses and ends the run. *run is the run once it has
+// started.
+func (a *API) measure(c *gin.Context, up *upload, client storage.Client, src source, store mediaStore, run **Run) (storage.Measure, error) {
 	ctx := c.Request.Context()
-	if err := a.receive(c, src, store); err != nil {
+	err := a.receive(c, src, store)
+	up.done()
+	if err != nil {
 		return storage.Measure{}, err
 	}
+	t, err := a.analyzer.admit()
+	if err != nil {
+		return storage.Measure{}, err
+	}
+	defer t.release()
 	var m storage.Measure
-	err := t.work(ctx, func() error {
+	err = t.work(ctx, func() error {
 		raw, err := src.inputs(ctx, store)
 		if err != nil {
 			return err
@@ -141,17 +151,12 @@ func (a *API) measure(c *gin.Context, t *ticket, client storage.Client, src sour
 	return m, err
 }
 
-// receive lets the source read the body, within uploadTimeout and its size
-// limit.
+// receive lets the source read the body, at its minimum pace (pace.go)
+// and within its size limit.
 func (a *API) receive(c *gin.Context, src source, store mediaStore) error {
-	rc := http.NewResponseController(c.Writer)
-	// Not every writer supports deadlines (httptest's does not); then the
-	// server's own timeouts apply. The deadline is lifted once the body is
-	// in: the server watches the idle connection for a client that goes
-	// away during the analysis, and a deadline would look like one.
-	_ = rc.SetReadDeadline(time.Now().Add(uploadTimeout))
-	defer rc.SetReadDeadline(time.Time{})
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, src.maxBody())
+	body := newPacedBody(c.Writer, c.Request.Body, a.analyzer.pace)
+	defer body.done()
+	c.Request.Body = http.MaxBytesReader(c.Writer, body, src.maxBody())
 	return src.receive(c.Request.Context(), c.Request, store)
 }
 

@@ -145,21 +145,25 @@ func TestCreditsOverHTTP(t *testing.T) {
 	}
 }
 
-// TestPoolFull: with every place of the pool taken, a run is refused at
-// once with 503 and Retry-After, and stores nothing; once a place frees,
-// runs go on.
+// TestPoolFull: with every upload place taken, a run is refused at once
+// with 503 and Retry-After, and stores nothing; an upload holds no place
+// of the pool, so a run whose body is in still runs; once an upload place
+// frees, runs go on.
 func TestPoolFull(t *testing.T) {
-	az := NewAnalyzer(1, 0, media.VideoOptions{})
+	az := NewAnalyzer(1, 0, 1, media.VideoOptions{})
 	e := newTestEnv(t, Production, withAnalyzer(az))
 	_, key := e.client("acme")
 	body, _ := json.Marshal(pulseSignal("cppg", 1.2, 12))
 
-	// A slow upload holds the only place.
+	// A slow upload holds the only upload place.
 	pr, pw := io.Pipe()
 	done := make(chan response)
 	go func() { done <- e.send("/measures/cppg/signal", key, "application/json", pr) }()
-	for len(az.admitted) == 0 {
+	for len(az.uploads) == 0 {
 		time.Sleep(time.Millisecond)
+	}
+	if len(az.admitted) != 0 {
+		t.Fatal("an upload in progress holds a place of the pool")
 	}
 	r := e.send("/measures/cppg/signal", key, "application/json", bytes.NewReader(body))
 	wantStatus(t, r, http.StatusServiceUnavailable)
@@ -181,8 +185,56 @@ func TestPoolFull(t *testing.T) {
 	}
 }
 
+// TestUploadsHoldNoWorker: bodies trickling in on every upload place but
+// one leave the only worker free: a run whose body is in is analysed at
+// once. And with the worker busy and no queue, a received run is refused
+// with 503 and leaves no media.
+func TestUploadsHoldNoWorker(t *testing.T) {
+	az := NewAnalyzer(1, 0, 4, media.VideoOptions{})
+	e := newTestEnv(t, Production, withAnalyzer(az))
+	_, key := e.client("acme")
+	body, _ := json.Marshal(pulseSignal("cppg", 1.2, 12))
+	var writers []*io.PipeWriter
+	var done []chan response
+	for range 3 {
+		pr, pw := io.Pipe()
+		d := make(chan response, 1)
+		go func() { d <- e.send("/measures/cppg/signal", key, "application/json", pr) }()
+		writers, done = append(writers, pw), append(done, d)
+	}
+	for len(az.uploads) < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	wantStatus(t, e.send("/measures/cppg/signal", key, "application/json", bytes.NewReader(body)), http.StatusCreated)
+
+	// The worker busy: a received run finds no place.
+	release := make(chan struct{})
+	busy, err := az.admit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	worked := make(chan struct{})
+	go func() {
+		busy.work(context.Background(), func() error { <-release; return nil })
+		close(worked)
+	}()
+	r := e.send("/measures/cppg/signal", key, "application/json", bytes.NewReader(body))
+	wantStatus(t, r, http.StatusServiceUnavailable)
+	close(release)
+	<-worked
+	busy.release()
+	if ids, _ := e.svc.media.List(context.Background()); len(ids) != 4 {
+		t.Fatalf("media of %d measures, want those of the one that ran and the three arriving", len(ids))
+	}
+	for i, pw := range writers {
+		pw.Write(body)
+		pw.Close()
+		wantStatus(t, <-done[i], http.StatusCreated)
+	}
+}
+
 func TestAnalyzerQueue(t *testing.T) {
-	az := NewAnalyzer(1, 1, media.VideoOptions{})
+	az := NewAnalyzer(1, 1, 1, media.VideoOptions{})
 	first, err := az.admit()
 	if err != nil {
 		t.Fatal(err)
@@ -225,11 +277,7 @@ func TestDisconnectKillsFFmpeg(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc to see child processes")
 	}
-	path, _ := faceVideo(t)
-	video, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	video := faceVideoBytes(t)
 	e := newTestEnv(t, Production)
 	_, key := e.client("acme")
 	srv := httptest.NewServer(e.api)

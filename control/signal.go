@@ -42,43 +42,55 @@ type SignalBody struct {
 // signalMembers are the arrays a signal object may hold.
 var signalMembers = []string{"timestamps", "r", "g", "b", "values"}
 
+// Windows of the signal body's decoder (jsonWindow): a sample is a number
+// of a few bytes, and the blanks around it few, so 64 KiB is generous;
+// the inputs beside the signal may together take what a POST /measures
+// body may (maxJSONBody).
+const sampleWindow = 64 << 10
+
 // DecodeSignal reads a signal body from r token by token: the numbers go
-// straight into their arrays and the body is never held in memory. Every
-// structural problem is an Invalid error that names the member: a body that
-// is not one JSON object, no signal, an unknown or repeated member, an
-// element that is not a number (NaN and Infinity are not JSON), more than
-// dsp.MaxSamples samples, a contact trace mixed with a camera one, or a
-// missing channel. The arrays' lengths and order are checked by Validate.
+// straight into their arrays, the inputs are checked for their bounds as
+// they stream, and the body is never held in memory: no single value may
+// be larger than its window, so the decoder's buffer stays small. It stops
+// at the first bound passed. Every structural problem is an Invalid error
+// that names the member: a body that is not one JSON object, no signal, an
+// unknown or repeated member, an element that is not a number (NaN and
+// Infinity are not JSON), more than dsp.MaxSamples samples, a contact trace
+// mixed with a camera one, or a missing channel; inputs over maxJSONBody
+// together (their values, and what separates them), more than 1000 tags,
+// or a value over its window. The inputs'
+// own rules, and the arrays' lengths and order, are checked later
+// (ParseMeasureInput, Validate).
 func DecodeSignal(r io.Reader) (SignalBody, error) {
 	var b SignalBody
-	dec := json.NewDecoder(r)
+	dec, win := newWindowedDecoder(r, sampleWindow)
 	if err := expectDelim(dec, '{', "the body"); err != nil {
-		return b, err
+		return b, windowError(err)
 	}
-	inputs := object{}
+	in := signalInputs{object: object{}, left: maxJSONBody}
 	var arrays map[string][]float64
 	for dec.More() {
 		key, err := memberName(dec)
 		if err != nil {
-			return b, err
+			return b, windowError(err)
 		}
 		if key == "signal" {
 			if arrays != nil {
 				return b, invalidf("signal is given twice")
 			}
+			win.window = sampleWindow
 			if arrays, err = decodeSignalObject(dec); err != nil {
-				return b, err
+				return b, windowError(err)
 			}
 			continue
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return b, syntaxError(err)
+		if err := in.member(dec, win, key); err != nil {
+			return b, windowError(err)
 		}
-		inputs[key] = raw
 	}
+	win.window = sampleWindow
 	if _, err := dec.Token(); err != nil { // the closing brace
-		return b, syntaxError(err)
+		return b, windowError(syntaxError(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return b, invalidf("the body must hold one JSON object and nothing after it")
@@ -86,10 +98,100 @@ func DecodeSignal(r io.Reader) (SignalBody, error) {
 	if arrays == nil {
 		return b, invalidf("signal is required: {\"timestamps\":[...],\"values\":[...]} or {\"timestamps\":[...],\"r\":[...],\"g\":[...],\"b\":[...]}")
 	}
-	if len(inputs) > 0 {
-		b.Inputs, _ = json.Marshal(inputs)
+	if len(in.object) > 0 {
+		b.Inputs, _ = json.Marshal(in.object)
 	}
 	return b, b.assemble(arrays)
+}
+
+// signalInputs gathers the members of a signal body beside signal: the
+// inputs of POST /measures, within that body's bound (left bytes more).
+type signalInputs struct {
+	object
+	left int64
+}
+
+// listBounds are the inputs that are lists, each with the most elements a
+// valid one can hold: the 1000 tags a measure may carry, and each variable
+// once.
+var listBounds = map[string]int{
+	"tags":              maxTags,
+	"desiredVariables":  len(dsp.AllVariables),
+	"unwantedVariables": len(dsp.AllVariables),
+}
+
+// member reads the input member key. A list streams element by element and
+// stops at the first element past its bound; another member is read whole
+// within what is left of the inputs' bound; an unknown member is refused
+// before its value is read.
+func (in *signalInputs) member(dec *json.Decoder, win *jsonWindow, key string) error {
+	if _, ok := in.object[key]; ok {
+		return invalidf("%s is given twice", key)
+	}
+	bound, list := listBounds[key]
+	if !list && key != "userData" && key != "computeOptions" {
+		return invalidf("property %s should not exist", key)
+	}
+	win.window = in.left
+	start := dec.InputOffset()
+	var raw json.RawMessage
+	var err error
+	if list {
+		raw, err = decodeList(dec, key, bound)
+	} else if err = dec.Decode(&raw); err != nil {
+		err = syntaxError(err)
+	}
+	in.left -= dec.InputOffset() - start
+	in.object[key] = raw
+	if errors.As(err, new(errWindow)) {
+		return &Error{Code: Invalid, Messages: []string{fmt.Sprintf("the members beside signal must hold at most %d bytes together", maxJSONBody)}, Err: err}
+	}
+	return err
+}
+
+// decodeList reads the list at key, or null, element by element; more than
+// bound elements is refused at the first one past. Anything but an array
+// or null is passed on for ParseMeasureInput to refuse in its own words.
+func decodeList(dec *json.Decoder, key string, bound int) (json.RawMessage, error) {
+	if !dec.More() {
+		return nil, syntaxError(io.ErrUnexpectedEOF)
+	}
+	var items []json.RawMessage
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		if d == '{' {
+			return nil, invalidf("%s must be an array", key)
+		}
+		raw, _ := json.Marshal(tok)
+		return raw, nil
+	}
+	items = []json.RawMessage{}
+	for dec.More() {
+		if len(items) == bound {
+			return nil, invalidf("%s must contain no more than %d elements", key, bound)
+		}
+		var item json.RawMessage
+		if err := dec.Decode(&item); err != nil {
+			return nil, syntaxError(err)
+		}
+		items = append(items, item)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, syntaxError(err)
+	}
+	return json.Marshal(items)
+}
+
+// windowError names a value over its window; other errors pass unchanged.
+func windowError(err error) error {
+	var w errWindow
+	if errors.As(err, &w) {
+		return &Error{Code: Invalid, Messages: []string{fmt.Sprintf("the body is refused where it passes a bound: %v", w)}, Err: err}
+	}
+	return err
 }
 
 // assemble makes the trace the arrays describe.
@@ -195,8 +297,8 @@ func decodeNumbers(dec *json.Decoder, path string) ([]float64, error) {
 			return nil, invalidf("%s.%d: at most %d samples", path, len(xs), dsp.MaxSamples)
 		}
 		tok, err := dec.Token()
-		if isEOF(err) {
-			return nil, syntaxError(err)
+		if isEOF(err) || errors.As(err, new(errWindow)) {
+			return nil, syntaxError(err) // cut short, or over its window
 		}
 		x, ok := tok.(float64)
 		if err != nil || !ok {

@@ -2,10 +2,12 @@ package control
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulsewire/pulsewire/dsp"
 )
@@ -47,7 +49,7 @@ func numbers(n int) io.Reader {
 func TestDecodeSignalSampleLimit(t *testing.T) {
 	body := io.MultiReader(strings.NewReader(`{"signal":{"values":`), numbers(dsp.MaxSamples+1), strings.NewReader(`}}`))
 	_, err := DecodeSignal(body)
-	if want := "signal.values.1800000: at most 1800000 samples"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := fmt.Sprintf("signal.values.%d: at most %d samples", dsp.MaxSamples, dsp.MaxSamples); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("%v, want %q", err, want)
 	}
 }
@@ -75,4 +77,91 @@ func FuzzDecodeSignal(f *testing.F) {
 			t.Fatalf("validate: %v", err)
 		}
 	})
+}
+
+// repeated reads s n times, without holding the whole in memory.
+type repeated struct {
+	s    string
+	n    int
+	part []byte
+}
+
+func (r *repeated) Read(p []byte) (int, error) {
+	read := 0
+	for read < len(p) {
+		if len(r.part) == 0 {
+			if r.n == 0 {
+				break
+			}
+			r.part, r.n = []byte(r.s), r.n-1
+		}
+		c := copy(p[read:], r.part)
+		r.part, read = r.part[c:], read+c
+	}
+	if read == 0 {
+		return 0, io.EOF
+	}
+	return read, nil
+}
+
+// TestDecodeSignalBounds: the body streams, and each bound is checked as
+// the body passes it: at a bound the body is taken, one past it it is
+// refused, and the decoder has read no more than a window beyond the
+// point where it was refused (never the rest of a 40 MB body).
+func TestDecodeSignalBounds(t *testing.T) {
+	signal := `"signal":{"timestamps":[0,10],"values":[1,2]}`
+	big := 40 << 20
+	cases := []struct {
+		name  string
+		body  func() io.Reader
+		want  string // "" for taken
+		reads int64  // at most, for a refusal
+	}{
+		// The inputs' own rules are checked after, by ParseMeasureInput.
+		{"1000 tags", func() io.Reader {
+			return io.MultiReader(strings.NewReader(`{`+signal+`,"tags":["t"`), &repeated{s: `,"t"`, n: maxTags - 1}, strings.NewReader(`]}`))
+		}, "", 0},
+		{"1001 tags of 2 million", func() io.Reader {
+			return io.MultiReader(strings.NewReader(`{`+signal+`,"tags":["t"`), &repeated{s: `,"t"`, n: 2_000_000}, strings.NewReader(`]}`))
+		}, "tags must contain no more than 1000 elements", 64 << 10},
+		{"inputs at their bound", func() io.Reader {
+			pad := maxJSONBody - len(`{"externalId":""}`)
+			return strings.NewReader(`{` + signal + `,"userData":{"externalId":"` + strings.Repeat("x", pad) + `"}}`)
+		}, "", 0},
+		{"inputs one byte past it", func() io.Reader {
+			pad := maxJSONBody - len(`{"externalId":""}`) + 1
+			return strings.NewReader(`{` + signal + `,"userData":{"externalId":"` + strings.Repeat("x", pad) + `"}}`)
+		}, "the members beside signal must hold at most 1048576 bytes together", maxJSONBody + 64<<10},
+		{"a 40 MB tag", func() io.Reader {
+			return io.MultiReader(strings.NewReader(`{"tags":["`), &repeated{s: "x", n: big}, strings.NewReader(`"],`+signal+`}`))
+		}, "the members beside signal must hold at most", maxJSONBody + 64<<10},
+		{"a 40 MB number", func() io.Reader {
+			return io.MultiReader(strings.NewReader(`{"signal":{"values":[1`), &repeated{s: "0", n: big}, strings.NewReader(`]}}`))
+		}, "a value is over 65536 bytes", 2 * sampleWindow},
+		{"40 MB of blanks", func() io.Reader {
+			return io.MultiReader(strings.NewReader(`{"signal":{"values":[1,`), &repeated{s: " ", n: big}, strings.NewReader(`2]}}`))
+		}, "a value is over 65536 bytes", 2 * sampleWindow},
+		{"an unknown member", func() io.Reader {
+			return io.MultiReader(strings.NewReader(`{"x":[`), &repeated{s: "1,", n: big}, strings.NewReader(`1],`+signal+`}`))
+		}, "property x should not exist", 64 << 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &countingReader{r: tc.body()}
+			b, err := DecodeSignal(r)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want == "" && strings.Contains(tc.name, "tags"):
+				if n, err := ParseMeasureInput(b.Inputs, time.Now()); err != nil || len(n.Tags) != maxTags {
+					t.Fatalf("inputs: %d tags, %v", len(n.Tags), err)
+				}
+			case tc.want == "":
+			case err == nil || !strings.Contains(err.Error(), tc.want) || ErrorCode(err) != Invalid:
+				t.Fatalf("%v, want Invalid %q", err, tc.want)
+			case r.n.Load() > tc.reads:
+				t.Fatalf("read %d bytes before refusing, want at most %d", r.n.Load(), tc.reads)
+			}
+		})
+	}
 }

@@ -58,10 +58,6 @@ type mediaStore struct {
 	id    string
 }
 
-func (s mediaStore) put(ctx context.Context, name string, r io.Reader) error {
-	return s.media.Put(ctx, s.id, name, r)
-}
-
 func (s mediaStore) open(ctx context.Context, name string) (io.ReadCloser, error) {
 	return s.media.Open(ctx, s.id, name)
 }

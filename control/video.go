@@ -161,7 +161,7 @@ func videoError(err error) error {
 	case errors.Is(err, media.ErrTooLong):
 		msg = fmt.Sprintf("video has more than %d frames", media.DefaultMaxFrames)
 	case errors.Is(err, media.ErrTooManyPixels):
-		msg = "video frames are too large"
+		msg = fmt.Sprintf("video frames are larger than %d pixels (3840x2160)", media.DefaultMaxVideoPixels)
 	case errors.Is(err, media.ErrTimeout):
 		msg = "video took too long to decode"
 	case errors.Is(err, media.ErrTooLarge):

@@ -3,6 +3,7 @@ package dsp
 import (
 	"errors"
 	"image"
+	"iter"
 	"slices"
 
 	"github.com/pulsewire/pulsewire/dsp/face"
@@ -18,6 +19,14 @@ import (
 // and the codes for files that cannot be decoded (INVALID_IMAGE_TYPE,
 // EXCEEDING_MAX_IMAGE, INVALID_IMAGE_SIZE), belong to the caller.
 func AnalyzeImages(c *face.Cascade, imgs []image.Image, in Inputs) Result {
+	return AnalyzeImageSeq(c, slices.Values(imgs), in)
+}
+
+// AnalyzeImageSeq is AnalyzeImages over images given one at a time, so
+// that a caller can decode each only when it is needed and let it go after:
+// one decoded picture at a time is in memory. imgs is not read when
+// faceBmi is not wanted.
+func AnalyzeImageSeq(c *face.Cascade, imgs iter.Seq[image.Image], in Inputs) Result {
 	res := Result{Variables: map[string]Variable{}, Summary: Summary{Conformity: MissingCaptures}}
 	for _, name := range AllVariables {
 		if in.wants(name) {
@@ -32,7 +41,7 @@ func AnalyzeImages(c *face.Cascade, imgs []image.Image, in Inputs) Result {
 	}
 	var values []float64
 	reason := Code("")
-	for _, img := range imgs {
+	for img := range imgs {
 		if img == nil {
 			continue
 		}

@@ -4,10 +4,23 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 )
 
-// MaxSamples bounds a signal upload: one hour at 500 samples a second.
-const MaxSamples = 1_800_000
+// Bounds of an analysed capture. The analysis's memory and time grow with
+// the capture's span and its samples (measured on one core: ten minutes at
+// 30 samples a second allocate 64 MiB in 11 s, 100 minutes 650 MiB in 49 s),
+// so a signal past either bound is refused (Validate), and the analysis
+// keeps the first MaxSpan of any capture (clean).
+const (
+	// MaxSamples bounds a signal upload: ten minutes at 500 samples a
+	// second.
+	MaxSamples = 300_000
+	// MaxSpan is the longest capture analysed: ten minutes, a session's
+	// longest life.
+	MaxSpan   = 10 * time.Minute
+	maxSpanMs = float64(MaxSpan / time.Millisecond)
+)
 
 // Trace is a camera trace: for each frame its capture time and the mean skin
 // colour (the rppg signal route; ARCHITECTURE.md's signal body).
@@ -29,7 +42,8 @@ var ErrInvalidSignal = errors.New("invalid signal")
 
 // Validate reports the first structural problem of a trace, for a 400 answer
 // before any analysis: channels of different lengths, more than MaxSamples,
-// a value that is not a finite number, or timestamps that do not increase.
+// a value that is not a finite number, timestamps that do not increase or
+// that span more than MaxSpan.
 // AnalyzeTrace still copes with all of these (it drops the bad samples), so
 // validation is a choice of the caller.
 func (t Trace) Validate() error {
@@ -57,6 +71,9 @@ func validate(ts []float64, chans ...[]float64) error {
 		if i > 0 && t <= ts[i-1] {
 			return fmt.Errorf("%w: timestamp %d (%g ms) does not follow %g ms", ErrInvalidSignal, i, t, ts[i-1])
 		}
+		if t-ts[0] > maxSpanMs {
+			return fmt.Errorf("%w: timestamp %d is %g ms after the first; a signal spans at most %v", ErrInvalidSignal, i, t-ts[0], MaxSpan)
+		}
 		for j, c := range chans {
 			if !finite(c[i]) {
 				return fmt.Errorf("%w: value %d of channel %d is not a finite number", ErrInvalidSignal, i, j)
@@ -70,8 +87,8 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // clean returns the usable samples: times converted to seconds from the
 // first kept sample, only samples with finite values whose time follows the
-// previous kept one, at most MaxSamples. Channels of unequal length are cut
-// to the shortest.
+// previous kept one, at most MaxSamples and MaxSpan from the first.
+// Channels of unequal length are cut to the shortest.
 func clean(tsMs []float64, chans ...[]float64) (t []float64, out [][]float64) {
 	n := len(tsMs)
 	for _, c := range chans {
@@ -79,7 +96,7 @@ func clean(tsMs []float64, chans ...[]float64) (t []float64, out [][]float64) {
 	}
 	n = min(n, MaxSamples)
 	out = make([][]float64, len(chans))
-	last := math.Inf(-1)
+	last, first := math.Inf(-1), 0.0
 	for i := 0; i < n; i++ {
 		if !finite(tsMs[i]) || tsMs[i] <= last {
 			continue
@@ -90,6 +107,11 @@ func clean(tsMs []float64, chans ...[]float64) (t []float64, out [][]float64) {
 		}
 		if !good {
 			continue
+		}
+		if len(t) == 0 {
+			first = tsMs[i]
+		} else if tsMs[i]-first > maxSpanMs {
+			break
 		}
 		last = tsMs[i]
 		t = append(t, tsMs[i]/1000)

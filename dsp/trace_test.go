@@ -41,6 +41,25 @@ func TestValidate(t *testing.T) {
 	if err := past.Validate(); err == nil {
 		t.Error("MaxSamples+1 samples accepted")
 	}
+	span := PPG{TimestampsMs: []float64{1000, 2000, 1000 + maxSpanMs}, Values: []float64{1, 2, 3}}
+	if err := span.Validate(); err != nil {
+		t.Errorf("a span of MaxSpan refused: %v", err)
+	}
+	span.TimestampsMs[2]++
+	if err := span.Validate(); !errors.Is(err, ErrInvalidSignal) {
+		t.Errorf("a span 1 ms over MaxSpan: %v", err)
+	}
+}
+
+// TestCleanKeepsMaxSpan: the analysis keeps the samples within MaxSpan of
+// the first kept one and drops those after.
+func TestCleanKeepsMaxSpan(t *testing.T) {
+	ts := []float64{math.NaN(), 500, 1000, 500 + maxSpanMs, 501 + maxSpanMs, 2 * maxSpanMs}
+	v := []float64{1, 1, 1, 1, 1, 1}
+	got, _ := clean(ts, v)
+	if len(got) != 3 || got[2] != maxSpanMs/1000 {
+		t.Fatalf("kept %v, want the three samples within %v of the first", got, MaxSpan)
+	}
 }
 
 // FuzzAnalyzeTrace feeds arbitrary samples to both signal routes: they may

@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -59,9 +60,6 @@ const (
 	// its skin averaged as well at 640x480; bigger pictures cost decoding
 	// time and give nothing.
 	maxFramePixels = 1280 * 720
-	// handshakeTimeout is how long a new WebSocket may take to send its
-	// first message.
-	handshakeTimeout = 10 * time.Second
 	// vitalsEvery is the period of the vitals pushes.
 	vitalsEvery = time.Second
 	// calibrationWindow is how long a session waits for a calibration
@@ -105,6 +103,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.ScanDuration >= c.MaxLength:
 		return fmt.Errorf("the scan duration (%v) must be shorter than the longest session (%v)", c.ScanDuration, c.MaxLength)
+	case c.MaxLength > dsp.MaxSpan:
+		return fmt.Errorf("the longest session (%v) must be at most the longest capture analysed (%v)", c.MaxLength, dsp.MaxSpan)
 	case c.MaxFrameBytes <= frameHeaderBytes:
 		return fmt.Errorf("the frame limit (%d bytes) leaves no room for a picture", c.MaxFrameBytes)
 	case c.WebRTCPorts != (UDPPorts{}) && (c.WebRTCPorts.Min == 0 || c.WebRTCPorts.Max < c.WebRTCPorts.Min):

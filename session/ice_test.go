@@ -244,6 +244,8 @@ func TestConfigWebRTC(t *testing.T) {
 		{"ports", Config{WebRTCPorts: UDPPorts{50000, 50100}}, true},
 		{"reversed ports", Config{WebRTCPorts: UDPPorts{50100, 50000}}, false},
 		{"port zero", Config{WebRTCPorts: UDPPorts{0, 10}}, false},
+		{"the longest capture analysed", Config{MaxLength: 10 * time.Minute}, true},
+		{"a session longer than that", Config{MaxLength: 10*time.Minute + time.Second}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.cfg.Validate(); (err == nil) != tc.ok {

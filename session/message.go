@@ -209,6 +209,8 @@ const (
 	codeBadFrame = "bad_frame"
 	codeInvalid  = "invalid"
 	codeInternal = "internal"
+	// codeMeasureDeleted: the session's measure was deleted while it ran.
+	codeMeasureDeleted = "measure_deleted"
 )
 
 // newVitals is the vitals message of v.

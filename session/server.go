@@ -29,6 +29,7 @@ type Server struct {
 	capacity *Capacity
 	tickets  *tickets
 	webrtc   *webrtcAPI
+	pending  handshakes
 
 	mu       sync.Mutex // protects the fields below
 	sessions map[string]*session

@@ -41,8 +41,9 @@ type session struct {
 
 	received, dropped atomic.Int64
 	// unstored is set by the loop when a realtime result could not be
-	// stored; read only after done is closed, which orders it.
-	unstored bool
+	// stored, deleted when the measure was deleted meanwhile; read only
+	// after done is closed, which orders them.
+	unstored, deleted bool
 }
 
 // frame is one captured picture: a JPEG with its capture clock
@@ -92,6 +93,7 @@ const (
 	statusTooSlow   websocket.StatusCode = 4001
 	statusReplaced  websocket.StatusCode = 4002
 	statusTimeLimit websocket.StatusCode = 4003
+	statusDeleted   websocket.StatusCode = 4004
 )
 
 // offer queues a frame for analysis, or drops it when the analysis lags:
@@ -285,6 +287,10 @@ func (s *session) finish(st *loopState) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	m, err := s.run.End(ctx, res)
+	if control.ErrorCode(err) == control.NotFound {
+		s.measureDeleted(st)
+		return false
+	}
 	if err != nil {
 		s.log.Error("store the session's measure", "err", err)
 		s.unstored = true
@@ -300,6 +306,20 @@ func (s *session) finish(st *loopState) bool {
 		return false
 	}
 	return s.push(st, resultMessage{"result", control.NewMeasureView(m)})
+}
+
+// measureDeleted ends a session whose measure was deleted while it ran
+// (its client's right at any time): nothing is stored, the client is told
+// so, and the connection closes with 4004. It is no failure of the
+// server.
+func (s *session) measureDeleted(st *loopState) {
+	s.log.Info("the session's measure was deleted", "measure", s.run.Measure().ID)
+	s.deleted = true
+	if !st.ended {
+		s.abandon() // the media that remain, if any
+	}
+	s.push(st, errorMessage{"error", codeMeasureDeleted, "the measure was deleted: nothing more is stored"})
+	s.closePeer(st, statusDeleted, "measure deleted")
 }
 
 // storeTimeout bounds storing or undoing a session's measure.
@@ -332,6 +352,9 @@ func (s *session) calibrate(st *loopState, body json.RawMessage) bool {
 		return false
 	case errors.As(err, &e) && e.Code == control.Invalid:
 		return s.push(st, errorMessage{"error", codeInvalid, strings.Join(e.Messages, "; ")})
+	case control.ErrorCode(err) == control.NotFound:
+		s.measureDeleted(st)
+		return false
 	default:
 		s.log.Error("calibrate", "err", err)
 		return s.push(st, errorMessage{"error", codeInternal, "the calibration could not be stored"})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,39 +52,6 @@ func newWebRTCAPI(scope iceScope, cfg Config) (*webrtcAPI, error) {
 		return nil, err
 	}
 	return &webrtcAPI{api: webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(ir), webrtc.WithSettingEngine(se))}, nil
-}
-
-// errOffer is an offer the server cannot take (answered 400).
-var errOffer = errors.New("unusable offer")
-
-// checkOffer reads an SDP offer: it must describe a video stream that may be
-// VP8 and an application (data channel) section.
-func checkOffer(offer string) error {
-	desc := webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}
-	parsed, err := desc.Unmarshal()
-	if err != nil {
-		return fmt.Errorf("%w: %w", errOffer, err)
-	}
-	var video, data bool
-	for _, md := range parsed.MediaDescriptions {
-		switch md.MediaName.Media {
-		case "video":
-			for _, a := range md.Attributes {
-				if a.Key == "rtpmap" && strings.Contains(strings.ToUpper(a.Value), " VP8/90000") {
-					video = true
-				}
-			}
-		case "application":
-			data = true
-		}
-	}
-	switch {
-	case !video:
-		return fmt.Errorf("%w: no VP8 video", errOffer)
-	case !data:
-		return fmt.Errorf("%w: no data channel", errOffer)
-	}
-	return nil
 }
 
 // connect answers a session's offer and wires its peer connection: the

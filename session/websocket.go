@@ -19,6 +19,13 @@ import (
 // ends. PROTOCOL.md describes the exchange.
 func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	log := control.RequestLogger(r.Context())
+	hs, ok := s.pending.begin(r)
+	if !ok {
+		log.Info("session refused", "cause", "too many handshakes in progress")
+		control.WriteError(w, r, &control.Error{Code: control.Unavailable, RetryAfter: handshakeTimeout})
+		return
+	}
+	defer hs.end()
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		// Any page may embed the widget, and nothing ambient (no
 		// cookie) authenticates this route: the token in the first
@@ -32,12 +39,17 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.CloseNow()
-	c.SetReadLimit(s.cfg.MaxFrameBytes)
+	// Until the client has said who it is, a message can be an open
+	// message and no more.
+	c.SetReadLimit(maxOpenMessageBytes)
 	ctx := r.Context()
 
-	sess, first, err := s.handshake(ctx, c, r.Header.Get(handedOnHeader) == "")
+	sess, first, err := s.handshake(ctx, c, hs, r.Header.Get(handedOnHeader) == "")
+	hs.end()
 	var elsewhere *heldElsewhere
 	if errors.As(err, &elsewhere) {
+		// The relayed session's frames come through c.
+		c.SetReadLimit(s.cfg.MaxFrameBytes)
 		s.relay(ctx, c, elsewhere, first, log)
 		return
 	}
@@ -51,6 +63,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		c.Close(code, reason)
 		return
 	}
+	c.SetReadLimit(s.cfg.MaxFrameBytes)
 	p := &wsPeer{conn: c, log: sess.log, out: make(chan []byte, outboundQueue), done: make(chan struct{})}
 	go p.write()
 	sess.do(command{kind: attach, peer: p})
@@ -60,14 +73,22 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	<-p.done
 }
 
-// handshake reads the first message and opens or resumes the session it
-// asks for; it returns that message too, for a resume handed on to another
-// instance (mayHandOn).
-func (s *Server) handshake(ctx context.Context, c *websocket.Conn, mayHandOn bool) (*session, []byte, error) {
+// handshake reads the first message, with the memory hs allows it, and
+// opens or resumes the session it asks for; it returns that message too,
+// for a resume handed on to another instance (mayHandOn).
+func (s *Server) handshake(ctx context.Context, c *websocket.Conn, hs *handshake, mayHandOn bool) (*session, []byte, error) {
 	// A context deadline on Read would drop the connection without a
 	// close frame; a refusal must look like every other one.
 	timer := time.AfterFunc(handshakeTimeout, func() { c.Close(websocket.StatusPolicyViolation, "") })
-	typ, data, err := c.Read(ctx)
+	typ, data, err := readMessage(ctx, c, hs)
+	switch {
+	case errors.Is(err, errHandshakeMemory):
+		timer.Stop()
+		return nil, nil, fmt.Errorf("%w: %w", errBusy, err)
+	case errors.Is(err, errFirstMessageSize), errors.Is(err, websocket.ErrMessageTooBig):
+		timer.Stop()
+		return nil, nil, errFirstMessageSize
+	}
 	if !timer.Stop() {
 		err = errors.Join(err, errors.New("no first message in time"))
 	}
@@ -93,6 +114,16 @@ func (s *Server) handshake(ctx context.Context, c *websocket.Conn, mayHandOn boo
 	return sess, data, err
 }
 
+// readMessage reads the next message of c into memory hs reserves.
+func readMessage(ctx context.Context, c *websocket.Conn, hs *handshake) (websocket.MessageType, []byte, error) {
+	typ, r, err := c.Reader(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	data, err := hs.read(r)
+	return typ, data, err
+}
+
 // refusal is the close status and reason of a failed handshake: the same
 // for every cause the client must not tell apart.
 func refusal(err error) (websocket.StatusCode, string) {
@@ -103,6 +134,8 @@ func refusal(err error) (websocket.StatusCode, string) {
 		return websocket.StatusTryAgainLater, "busy"
 	case errors.Is(err, errClosing):
 		return websocket.StatusGoingAway, "shutting down"
+	case errors.Is(err, errFirstMessageSize):
+		return websocket.StatusMessageTooBig, ""
 	}
 	return websocket.StatusInternalError, ""
 }

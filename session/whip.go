@@ -9,6 +9,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/pulsewire/pulsewire/control"
 )
@@ -81,7 +83,20 @@ func readWHIP(w http.ResponseWriter, r *http.Request) (whipRequest, error) {
 // Every refusal of the handshake is 401 with an empty body.
 func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 	log := control.RequestLogger(r.Context())
+	hs, ok := s.pending.begin(r)
+	if !ok {
+		log.Info("session refused", "cause", "too many handshakes in progress")
+		w.Header().Set("Retry-After", strconv.Itoa(int(handshakeTimeout/time.Second)))
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	defer hs.end()
+	// The offer comes in one go; a body that trickles is cut off. (Not
+	// every writer supports deadlines: httptest's does not.)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	req, err := readWHIP(w, r)
+	_ = rc.SetReadDeadline(time.Time{})
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -128,7 +143,8 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 // 404. It answers once the session has ended, so a realtime measure is
 // stored when the caller reads it, without polling (the result is also
 // pushed on the data channel while it is open); 500 when it could not be
-// stored. If the caller gives up waiting, the session still ends.
+// stored, 404 when it was deleted meanwhile. If the caller gives up
+// waiting, the session still ends.
 func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	sess := s.session(id)
@@ -149,7 +165,11 @@ func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	if sess.unstored {
+	switch {
+	case sess.deleted:
+		control.WriteError(w, r, &control.Error{Code: control.NotFound})
+		return
+	case sess.unstored:
 		control.WriteError(w, r, &control.Error{Code: control.Internal})
 		return
 	}

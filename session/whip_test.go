@@ -394,6 +394,12 @@ func TestWHIPRefusals(t *testing.T) {
 		{"two chains", "?chain=scan&chain=scan", "application/sdp", offer, scan, 400},
 		{"not SDP", "?chain=scan", "application/sdp", "hello", scan, 400},
 		{"no video", "?chain=scan", "application/sdp", noVideo, scan, 400},
+		// What the connection needs is checked before the token counts:
+		// an offer pion would refuse is the client's 400, not a 500 that
+		// spends the session.
+		{"no ice-ufrag", "?chain=scan", "application/sdp", withoutAttribute(offer, "ice-ufrag"), scan, 400},
+		{"no ice-pwd", "?chain=scan", "application/sdp", withoutAttribute(offer, "ice-pwd"), scan, 400},
+		{"no fingerprint", "?chain=scan", "application/sdp", withoutAttribute(offer, "fingerprint"), scan, 400},
 		{"text/plain", "?chain=scan", "text/plain", offer, scan, 400},
 		{"JSON with an unknown member", "?chain=scan", "application/json", `{"offer":"x","sdp":"y"}`, scan, 400},
 		{"invalid measure inputs", "?chain=scan", "application/json", jsonOffer(offer, `"measure":{"tags":[""]}`), scan, 401},
@@ -525,6 +531,17 @@ func jsonOffer(offer, extra string) string {
 }
 
 // newWHIPClientNoVideo is an offer with a data channel and no video.
+// withoutAttribute is offer without its a=name lines, wherever they are.
+func withoutAttribute(offer, name string) string {
+	var kept []string
+	for line := range strings.SplitSeq(offer, "\r\n") {
+		if !strings.HasPrefix(line, "a="+name+":") {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\r\n")
+}
+
 func newWHIPClientNoVideo(t testing.TB) string {
 	_, offer := dataOnlyPeer(t, webrtc.SettingEngine{})
 	return offer.SDP
@@ -618,19 +635,27 @@ func FuzzReadWHIP(f *testing.F) {
 	})
 }
 
+// whipRealtime opens a realtime session over WHIP and returns its token
+// and Location.
+func (e *testEnv) whipRealtime(t *testing.T) (token, location string) {
+	t.Helper()
+	token, _ = e.mint(realtimeOnce())
+	res, body := e.whipRequest("POST", "/sessions/whip?chain=realtime", "application/sdp", newWHIPClient(t).offer(t), bearerHeader(token)...)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST: %d %q", res.StatusCode, body)
+	}
+	return token, res.Header.Get("Location")
+}
+
 // TestWHIPDeleteUnstored: a realtime session whose measure cannot be stored
 // (the database is gone) answers its DELETE with the API's 500, not a 200
 // that would promise a stored measure.
 func TestWHIPDeleteUnstored(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, Config{})
-	token, _ := e.mint(realtimeOnce())
-	res, body := e.whipRequest("POST", "/sessions/whip?chain=realtime", "application/sdp", newWHIPClient(t).offer(t), bearerHeader(token)...)
-	if res.StatusCode != http.StatusCreated {
-		t.Fatalf("POST: %d %q", res.StatusCode, body)
-	}
+	token, location := e.whipRealtime(t)
 	e.db.Close()
-	res, body = e.whipRequest("DELETE", res.Header.Get("Location"), "", "", bearerHeader(token)...)
+	res, body := e.whipRequest("DELETE", location, "", "", bearerHeader(token)...)
 	if res.StatusCode != http.StatusInternalServerError || !strings.Contains(body, `"statusCode":500`) {
 		t.Fatalf("DELETE: %d %q, want the API's 500", res.StatusCode, body)
 	}

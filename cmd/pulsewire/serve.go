@@ -39,6 +39,8 @@ type serveConfig struct {
 	logFormat                string
 	shutdownTimeout          time.Duration
 	workers, queue           int
+	uploads                  int
+	memoryLimitMiB           int64
 	sessions                 session.Config
 }
 
@@ -57,10 +59,12 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info, debug with --dev)")
 	fs.StringVar(&cfg.logFormat, "log-format", "", "json or text (default json, text with --dev)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a stop waits for requests in flight")
-	fs.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "measurements of uploads analysed at once, both environments together")
-	fs.IntVar(&cfg.queue, "queue", control.DefaultQueue, "further measurement runs admitted to wait for a worker (or upload); beyond, 503 with Retry-After")
+	fs.IntVar(&cfg.workers, "workers", max(1, runtime.NumCPU()/2), "measurements of uploads analysed at once, in each environment (default half the CPUs: both environments together use them all)")
+	fs.Int64Var(&cfg.memoryLimitMiB, "memory-limit-mib", defaultMemoryLimitMiB, "soft limit of the server's Go memory, in MiB: the collector works harder near it (0: none; GOMEMLIMIT, when set, wins)")
+	fs.IntVar(&cfg.queue, "queue", control.DefaultQueue, "further received measurement runs that may wait for a worker, in each environment; beyond, 503 with Retry-After")
+	fs.IntVar(&cfg.uploads, "uploads", control.DefaultUploads, "measurement run bodies received at once, in each environment; beyond, 503 with Retry-After")
 	fs.DurationVar(&cfg.sessions.ScanDuration, "scan-duration", session.DefaultScanDuration, "capture time a scan session measures")
-	fs.DurationVar(&cfg.sessions.MaxLength, "session-max-length", session.DefaultMaxLength, "longest life of a session")
+	fs.DurationVar(&cfg.sessions.MaxLength, "session-max-length", session.DefaultMaxLength, "longest life of a session, at most 10m (the longest capture analysed)")
 	fs.DurationVar(&cfg.sessions.IdleTimeout, "session-idle-timeout", session.DefaultIdleTimeout, "a session without frames for this long ends (a dropped connection may resume within it)")
 	fs.Int64Var(&cfg.sessions.MaxFrameBytes, "max-frame-bytes", session.DefaultMaxFrameBytes, "largest WebSocket message of a session (a JPEG frame and its 8-byte header)")
 	fs.IntVar(&cfg.sessions.MaxSessions, "max-sessions", session.DefaultMaxSessions, "sessions open at once, both environments together")
@@ -83,8 +87,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "serve takes no arguments, got %q\n", fs.Args())
 		return errUsage
 	}
-	if cfg.workers < 1 || cfg.queue < 0 {
-		fmt.Fprintf(stderr, "--workers must be 1 or more and --queue 0 or more\n")
+	if cfg.workers < 1 || cfg.queue < 0 || cfg.uploads < 1 {
+		fmt.Fprintf(stderr, "--workers and --uploads must be 1 or more and --queue 0 or more\n")
 		return errUsage
 	}
 	if cfg.runLimit <= 0 {
@@ -98,6 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	setMemoryLimit(cfg.memoryLimitMiB)
 	loc, err := time.LoadLocation(cfg.timeZone)
 	if err != nil {
 		return fmt.Errorf("--time-zone: %w", err)
@@ -137,8 +142,6 @@ type environment struct {
 }
 
 func (s *server) open(ctx context.Context) error {
-	// One pool for both environments: they share the CPU.
-	analyzer := control.NewAnalyzer(s.cfg.workers, s.cfg.queue, media.VideoOptions{})
 	// The face detector is loaded once and shared by every session; the
 	// sessions of both environments share the machine, and so one bound.
 	cascade, err := face.LoadCascade()
@@ -175,6 +178,9 @@ func (s *server) open(ctx context.Context) error {
 		if env.sessions, err = session.NewServer(svc, opts); err != nil {
 			return err
 		}
+		// Each environment has its own pool: a client of one can never
+		// starve the other of places.
+		analyzer := control.NewAnalyzer(s.cfg.workers, s.cfg.queue, s.cfg.uploads, media.VideoOptions{})
 		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer})
 		env.srv = &http.Server{
 			Handler:           env.api,

@@ -411,13 +411,7 @@ func TestServeRecoversThenRuns(t *testing.T) {
 	if !strings.Contains(srv.out.String(), `"measures":1`) {
 		t.Errorf("the repair is not logged:\n%s", srv.out)
 	}
-	ts, values := make([]string, 1200), make([]string, 1200)
-	for i := range ts {
-		ts[i] = fmt.Sprint(i * 10)
-		values[i] = fmt.Sprintf("%.3f", 100+math.Sin(2*math.Pi*1.25*float64(i)/100))
-	}
-	status, body := call(t, "POST", srv.test+"/measures/cppg/signal", key,
-		`{"signal":{"timestamps":[`+strings.Join(ts, ",")+`],"values":[`+strings.Join(values, ",")+`]},"tags":["e2e"]}`)
+	status, body := call(t, "POST", srv.test+"/measures/cppg/signal", key, contactSignal())
 	if status != http.StatusCreated || !strings.Contains(string(body), `"hr":{"value":{"mean":75`) {
 		t.Fatalf("run: %d %s", status, body)
 	}
@@ -426,13 +420,25 @@ func TestServeRecoversThenRuns(t *testing.T) {
 	}
 }
 
+// contactSignal is the body of a contact signal run: 12 s of a 75 bpm
+// pulse at 100 Hz.
+func contactSignal() string {
+	ts, values := make([]string, 1200), make([]string, 1200)
+	for i := range ts {
+		ts[i] = fmt.Sprint(i * 10)
+		values[i] = fmt.Sprintf("%.3f", 100+math.Sin(2*math.Pi*1.25*float64(i)/100))
+	}
+	return `{"signal":{"timestamps":[` + strings.Join(ts, ",") + `],"values":[` + strings.Join(values, ",") + `]},"tags":["e2e"]}`
+}
+
 func TestServeRefusesBadFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		msg  string
 	}{
-		{[]string{"--workers", "0"}, "--workers must be 1 or more"},
-		{[]string{"--queue", "-1"}, "--workers must be 1 or more"},
+		{[]string{"--workers", "0"}, "--workers and --uploads must be 1 or more and --queue 0 or more"},
+		{[]string{"--queue", "-1"}, "--workers and --uploads must be 1 or more and --queue 0 or more"},
+		{[]string{"--uploads", "0"}, "--workers and --uploads must be 1 or more and --queue 0 or more"},
 		{[]string{"--run-limit", "0s"}, "--run-limit must be more than 0"},
 		{[]string{"--database-url", "mysql://x/y"}, "--database-url: want postgres://"},
 		{[]string{"--media-url", "/srv/media"}, "--media-url: want s3://"},

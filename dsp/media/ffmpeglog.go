@@ -97,7 +97,7 @@ func benign(component string, msg []byte) bool {
 	return component == "rawvideo" && bytes.Contains(msg, []byte("non monotonically increasing dts"))
 }
 
-// splitLine separates the tags of a level+info line: an optional component
+// splitLine separates the tags of a level+info line: optional components
 // ("[Parsed_showinfo_1 @ 0x5581...]"), then the level ("[info]").
 func splitLine(line []byte) (component, level string, msg []byte) {
 	tag := func(b []byte) (string, []byte, bool) {
@@ -114,13 +114,20 @@ func splitLine(line []byte) (component, level string, msg []byte) {
 	if !ok {
 		return "", "", line
 	}
-	if name, _, isComponent := strings.Cut(t, " @ "); isComponent {
-		component = name
+	// A component may log through another: "[h264 @ 0x..] [IMGUTILS @
+	// 0x..] [error] ..."; the first names the line.
+	for {
+		name, _, isComponent := strings.Cut(t, " @ ")
+		if !isComponent {
+			return component, t, rest
+		}
+		if component == "" {
+			component = name
+		}
 		if t, rest, ok = tag(rest); !ok {
 			return component, "", rest
 		}
 	}
-	return component, t, rest
 }
 
 // parseShowinfo reads "n: 0 pts: 0 pts_time:0.0333 ... s:640x360 ..." from
@@ -203,8 +210,11 @@ func (l *ffmpegLog) classify(exit error) error {
 		msg = exit.Error()
 	}
 	kind := ErrCorrupt
-	if strings.Contains(msg, "matches no streams") || strings.Contains(msg, "does not contain any stream") {
+	switch {
+	case strings.Contains(msg, "matches no streams") || strings.Contains(msg, "does not contain any stream"):
 		kind = ErrNoVideo
+	case strings.Contains(msg, maxPixelsMessage):
+		kind = ErrTooManyPixels
 	}
 	return fmt.Errorf("%w: %s", kind, msg)
 }

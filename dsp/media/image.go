@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"image/png"
 	"io"
@@ -22,6 +23,13 @@ const (
 	// DefaultMaxPixels admits a 48-megapixel phone photo (8000x6000) and
 	// bounds a decoded image to about 200 MB of RGBA.
 	DefaultMaxPixels = 50_000_000
+	// DefaultMaxImageMemory bounds the memory one image takes to decode
+	// and analyse: its pixels as decoded, and the RGBA copy the face
+	// detector makes of a picture that is neither YCbCr nor RGBA (see
+	// imageMemory). A 50-megapixel JPEG fits, as does a 40-megapixel RGBA
+	// PNG, a 20-megapixel NRGBA one, a 32-megapixel grey one or a
+	// 13-megapixel 16-bit one.
+	DefaultMaxImageMemory = 160 << 20
 	// DefaultImageTimeout bounds an external decode (HEIC).
 	DefaultImageTimeout = time.Minute
 )
@@ -30,6 +38,9 @@ const (
 type ImageOptions struct {
 	MaxBytes  int64
 	MaxPixels int64
+	// MaxMemory bounds the memory the image takes decoded (imageMemory),
+	// checked with the pixel limit before any pixel is decoded.
+	MaxMemory int64
 	Timeout   time.Duration
 	// HeifConvert is libheif's heif-convert executable; empty means
 	// "heif-convert" on PATH.
@@ -39,6 +50,7 @@ type ImageOptions struct {
 func (o ImageOptions) withDefaults() ImageOptions {
 	o.MaxBytes = orDefault(o.MaxBytes, DefaultMaxImageBytes)
 	o.MaxPixels = orDefault(o.MaxPixels, DefaultMaxPixels)
+	o.MaxMemory = orDefault(o.MaxMemory, DefaultMaxImageMemory)
 	o.Timeout = orDefault(o.Timeout, DefaultImageTimeout)
 	o.HeifConvert = cmp.Or(o.HeifConvert, "heif-convert")
 	return o
@@ -76,8 +88,48 @@ func DecodeImage(ctx context.Context, data []byte, opt ImageOptions) (image.Imag
 		img, err := decodeHEIC(ctx, data, opt)
 		return img, f, err
 	}
+	if err := checkMemory(codecs[f], data, opt.MaxMemory); err != nil {
+		return nil, f, err
+	}
 	img, err := decodeWith(codecs[f], data, opt.MaxPixels)
 	return img, f, err
+}
+
+// checkMemory refuses an image whose decoding would take more than
+// maxMemory bytes, from its header alone.
+func checkMemory(c codec, data []byte, maxMemory int64) error {
+	cfg, err := c.config(bytes.NewReader(data))
+	if err != nil {
+		return nil // decodeWith reports it
+	}
+	if m := imageMemory(cfg); m > maxMemory {
+		return fmt.Errorf("%w: %dx%d pixels take %d bytes decoded, limit %d", ErrTooManyPixels, cfg.Width, cfg.Height, m, maxMemory)
+	}
+	return nil
+}
+
+// imageMemory is what an image takes decoded, from its header: its pixels
+// in their decoded form (YCbCr counted at 4:4:4, the header does not say
+// its subsampling), plus 4 bytes a pixel for the RGBA copy the face
+// detector makes of any other form than YCbCr and RGBA.
+func imageMemory(cfg image.Config) int64 {
+	px := int64(cfg.Width) * int64(cfg.Height)
+	switch cfg.ColorModel {
+	case color.YCbCrModel:
+		return 3 * px
+	case color.RGBAModel:
+		return 4 * px
+	case color.GrayModel, color.AlphaModel:
+		return px + 4*px
+	case color.Gray16Model, color.Alpha16Model:
+		return 2*px + 4*px
+	case color.RGBA64Model, color.NRGBA64Model:
+		return 8*px + 4*px
+	}
+	if _, ok := cfg.ColorModel.(color.Palette); ok {
+		return px + 4*px
+	}
+	return 4*px + 4*px // NRGBA, CMYK and the rest
 }
 
 // DecodeJPEG decodes one JPEG video frame, as the live session receives

@@ -272,3 +272,19 @@ func BenchmarkDecodeJPEG(b *testing.B) {
 		}
 	}
 }
+
+// TestImageMemoryLimit: an image's decoded memory (imageMemory) is checked
+// from its header, at the limit and one byte under it.
+func TestImageMemoryLimit(t *testing.T) {
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewNRGBA(image.Rect(0, 0, 100, 80))); err != nil {
+		t.Fatal(err)
+	}
+	const need = 100 * 80 * (4 + 4) // NRGBA, and the detector's RGBA copy
+	if _, _, err := DecodeImage(context.Background(), b.Bytes(), ImageOptions{MaxMemory: need}); err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
+	if _, _, err := DecodeImage(context.Background(), b.Bytes(), ImageOptions{MaxMemory: need - 1}); !errors.Is(err, ErrTooManyPixels) {
+		t.Fatalf("one byte past it: %v, want %v", err, ErrTooManyPixels)
+	}
+}

@@ -31,6 +31,11 @@ const (
 	DefaultMaxFrames = 36000
 	// DefaultTimeout bounds one decode.
 	DefaultTimeout = 5 * time.Minute
+	// DefaultMaxVideoPixels bounds the coded picture of a video: 4K UHD
+	// (3840x2160), what phones record at most. Decoding costs memory in
+	// proportion (ffmpeg holds several pictures at once), and a picture of
+	// a face gains nothing from more.
+	DefaultMaxVideoPixels = 3840 * 2160
 )
 
 // VideoOptions bounds and shapes a decode. Zero fields take the defaults.
@@ -41,8 +46,13 @@ type VideoOptions struct {
 	MaxBytes            int64
 	MaxFrames           int
 	Timeout             time.Duration
-	// FFmpeg is the ffmpeg executable; empty means "ffmpeg" on PATH.
-	FFmpeg string
+	// MaxPixels bounds the coded picture (width times height) before
+	// scaling: a file is probed and refused beyond it before any frame is
+	// decoded, and ffmpeg's decoder is held to it too.
+	MaxPixels int64
+	// FFmpeg and FFprobe are the executables; empty means "ffmpeg" and
+	// "ffprobe" on PATH.
+	FFmpeg, FFprobe string
 
 	// live is set by DecodeLive: read the input as it arrives and let the
 	// picture size change (live.go).
@@ -55,7 +65,9 @@ func (o VideoOptions) withDefaults() VideoOptions {
 	o.MaxBytes = orDefault(o.MaxBytes, DefaultMaxBytes)
 	o.MaxFrames = orDefault(o.MaxFrames, DefaultMaxFrames)
 	o.Timeout = orDefault(o.Timeout, DefaultTimeout)
+	o.MaxPixels = orDefault(o.MaxPixels, DefaultMaxVideoPixels)
 	o.FFmpeg = cmp.Or(o.FFmpeg, "ffmpeg")
+	o.FFprobe = cmp.Or(o.FFprobe, "ffprobe")
 	return o
 }
 
@@ -121,6 +133,9 @@ func DecodeVideoFile(ctx context.Context, path string, opt VideoOptions, fn func
 		return VideoInfo{}, ErrUnsupported
 	}
 	// "file:" keeps a path with a colon from naming another protocol.
+	if err := probePixels(ctx, c, "file:"+path, opt); err != nil {
+		return VideoInfo{}, err
+	}
 	return run(ctx, c, "file:"+path, nil, opt, fn)
 }
 
@@ -204,6 +219,7 @@ func args(c Container, input string, opt VideoOptions) []string {
 	}
 	a = append(a, in...)
 	a = append(a,
+		"-max_pixels", strconv.FormatInt(opt.MaxPixels, 10),
 		"-f", c.demuxer(), "-i", input,
 		"-map", "0:v:0", "-an", "-sn", "-dn",
 		"-vf", scale+",showinfo=checksum=0",

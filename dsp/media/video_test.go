@@ -277,6 +277,9 @@ func TestDecodeVideoRefuses(t *testing.T) {
 		{"one byte over the size limit", good, VideoOptions{MaxBytes: size - 1}, ErrTooLarge},
 		{"one frame over the frame limit", good, VideoOptions{MaxFrames: 29}, ErrTooLong},
 		{"ffmpeg missing", good, VideoOptions{FFmpeg: filepath.Join(dir, "no-ffmpeg")}, ErrDecoderMissing},
+		{"ffprobe missing", good, VideoOptions{FFprobe: filepath.Join(dir, "no-ffprobe")}, ErrDecoderMissing},
+		{"one pixel over the pixel limit", good, VideoOptions{MaxPixels: 64*48 - 1}, ErrTooManyPixels},
+		{"webm one pixel over the pixel limit", webm, VideoOptions{MaxPixels: 64*48 - 1}, ErrTooManyPixels},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,12 +290,38 @@ func TestDecodeVideoRefuses(t *testing.T) {
 		})
 	}
 	// At the limits themselves the same file passes.
-	t.Run("exactly at the size and frame limits", func(t *testing.T) {
-		info, err := DecodeVideoFile(context.Background(), good, VideoOptions{MaxBytes: size, MaxFrames: 30}, func(Frame) error { return nil })
+	t.Run("exactly at the size, frame and pixel limits", func(t *testing.T) {
+		info, err := DecodeVideoFile(context.Background(), good, VideoOptions{MaxBytes: size, MaxFrames: 30, MaxPixels: 64 * 48}, func(Frame) error { return nil })
 		if err != nil || info.Frames != 30 {
 			t.Fatalf("got %d frames, %v", info.Frames, err)
 		}
 	})
+}
+
+// TestDecodeVideoPixelBomb: a 200 KB MP4 of 8192x8192 frames is refused by
+// the probe, before a frame is decoded; read from a pipe, where nothing can
+// be probed, ffmpeg's own pixel limit refuses it. Either way the decoder
+// never holds such a picture (it takes about 730 MB without the limit).
+func TestDecodeVideoPixelBomb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("encodes an 8192x8192 clip")
+	}
+	path := makeVideo(t, "bomb.mp4", "-f", "lavfi", "-i", "color=c=black:size=8192x8192:rate=1:duration=1",
+		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart")
+	called := false
+	_, err := DecodeVideoFile(context.Background(), path, VideoOptions{}, func(Frame) error { called = true; return nil })
+	if !errors.Is(err, ErrTooManyPixels) || called {
+		t.Fatalf("file: %v (frames delivered: %v), want %v", err, called, ErrTooManyPixels)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = DecodeVideo(context.Background(), f, VideoOptions{}, func(Frame) error { called = true; return nil })
+	if !errors.Is(err, ErrTooManyPixels) || called {
+		t.Fatalf("pipe: %v (frames delivered: %v), want %v", err, called, ErrTooManyPixels)
+	}
 }
 
 func TestDecodeVideoReader(t *testing.T) {
@@ -540,6 +569,7 @@ func TestParseFFmpegLog(t *testing.T) {
 			"Parsed_showinfo_1", "info", frameMeta{pts: 0.4, w: 160, h: 120}, true},
 		{"showinfo config", "[Parsed_showinfo_1 @ 0x1] [info] config in time_base: 1/15360, frame_rate: 30/1", "Parsed_showinfo_1", "info", frameMeta{}, false},
 		{"demuxer error", "[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55da888f78c0] [error] moov atom not found", "mov,mp4,m4a,3gp,3g2,mj2", "error", frameMeta{}, false},
+		{"nested component", "[h264 @ 0x5653d7f8b100] [IMGUTILS @ 0x7ffd8aa7c6b0] [error] Picture size 8192x8192 exceeds specified max pixel count 1000", "h264", "error", frameMeta{}, false},
 		{"plain error", "[error] /tmp/g.mp4: Invalid data found when processing input", "", "error", frameMeta{}, false},
 		{"negative pts", "[Parsed_showinfo_1 @ 0x1] [info] n:0 pts:-512 pts_time:-0.0333 s:64x48", "Parsed_showinfo_1", "info", frameMeta{pts: -0.0333, w: 64, h: 48}, true},
 		{"bad size", "[Parsed_showinfo_1 @ 0x1] [info] n:0 pts_time:0 s:64by48", "Parsed_showinfo_1", "info", frameMeta{}, false},

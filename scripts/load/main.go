@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/pulsewire/pulsewire/scripts/devserver"
 	"github.com/pulsewire/pulsewire/scripts/synth/clip"
 )
 
@@ -70,18 +71,12 @@ const (
 )
 
 func run(cfg config) error {
-	dir, err := os.MkdirTemp("", "pulsewire-load")
+	dir, bin, err := devserver.Prepare("load", cfg.bin)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if cfg.bin == "" {
-		cfg.bin = filepath.Join(dir, "pulsewire")
-		fmt.Fprintln(os.Stderr, "building pulsewire...")
-		if out, err := exec.Command("go", "build", "-o", cfg.bin, "./cmd/pulsewire").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	}
+	cfg.bin = bin
 	fmt.Fprintln(os.Stderr, "drawing the synthetic face...")
 	frames, err := drawFrames(min(cfg.stream, 30*time.Second), cfg.quality)
 	if err != nil {
