@@ -4,8 +4,10 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
 )
@@ -24,6 +26,8 @@ type Analyzer struct {
 	video    media.VideoOptions
 	workers  chan struct{} // one token per running analysis
 	admitted chan struct{} // one token per admitted run
+	waiting  atomic.Int64  // runs whose capture is in, waiting for a worker
+	metrics  *metrics.Metrics
 
 	mu   sync.Mutex    // protects hold
 	hold time.Duration // moving average of how long an analysed run stays admitted
@@ -82,11 +86,16 @@ func (a *Analyzer) admit() (*ticket, error) {
 // work runs fn on a worker, waiting for one to be free; it gives up when
 // ctx ends first.
 func (t *ticket) work(ctx context.Context, fn func() error) error {
+	t.a.waiting.Add(1)
+	start := time.Now()
 	select {
 	case t.a.workers <- struct{}{}:
+		t.a.waiting.Add(-1)
 	case <-ctx.Done():
+		t.a.waiting.Add(-1)
 		return ctx.Err()
 	}
+	t.a.metrics.AnalysisWaited(time.Since(start))
 	defer func() { <-t.a.workers }()
 	t.worked = true
 	return fn()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/gin-gonic/gin/render"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/media"
 	"github.com/pulsewire/pulsewire/storage"
 )
@@ -95,9 +96,10 @@ func NewAPI(svc *Service, opts Options) *API {
 	// (%2F), then unescape parameters.
 	e.UseRawPath, e.UnescapePathValues = true, true
 	e.RedirectTrailingSlash, e.RedirectFixedPath = false, false
-	// Recovery first, so that it also covers the log; then the request id
-	// and the log, so that every later step can log with the id.
-	e.Use(a.recoverPanics, a.logRequests)
+	// The metrics first, so that they see the status of a recovered
+	// panic too; then recovery, so that it also covers the log; then the
+	// request id and the log, so that every later step can log with the id.
+	e.Use(a.countRequests, a.recoverPanics, a.logRequests)
 	e.NoRoute(func(c *gin.Context) { a.fail(c, storage.ErrNotFound) })
 
 	e.GET("/openapi.json", serveOpenAPI)
@@ -108,8 +110,8 @@ func NewAPI(svc *Service, opts Options) *API {
 		}
 	}
 
-	api := e.Group("", a.authenticate, a.limit(a.general))
-	api.POST("/access-tokens", a.limit(a.mints), a.handle(a.createToken))
+	api := e.Group("", a.authenticate, a.limit(a.general, metrics.CauseRequestRate))
+	api.POST("/access-tokens", a.limit(a.mints, metrics.CauseMintRate), a.handle(a.createToken))
 	api.DELETE("/access-tokens/:id", a.handle(a.revokeToken))
 	api.POST("/measures", a.handle(a.createMeasure))
 	api.GET("/measures", a.handle(a.listMeasures(""))) // filters apply
@@ -166,11 +168,12 @@ func (a *API) authenticate(c *gin.Context) {
 }
 
 // limit spends one request of the caller's key from l, or answers 429 with
-// Retry-After.
-func (a *API) limit(l *rateLimiter) gin.HandlerFunc {
+// Retry-After and counts the refusal as cause.
+func (a *API) limit(l *rateLimiter, cause metrics.Cause) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		client := c.MustGet(clientKey).(storage.Client)
 		if ok, wait := l.allow(client.ID); !ok {
+			a.svc.metrics.Refused(string(a.svc.env), cause)
 			a.fail(c, &Error{Code: RateLimited, RetryAfter: wait})
 			return
 		}

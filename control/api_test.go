@@ -50,6 +50,7 @@ type testEnv struct {
 	logs   *syncBuffer
 	routes []Route
 	az     *Analyzer
+	svcOpt []ServiceOption
 }
 
 type envOption func(*testEnv, *storage.Options)
@@ -92,7 +93,7 @@ func newTestEnv(t *testing.T, env Env, opts ...envOption) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.db.Close() })
-	e.svc = NewService(env, e.db, e.media)
+	e.svc = NewService(env, e.db, e.media, e.svcOpt...)
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Now: e.clock.now, Analyzer: e.az})
 	return e

@@ -195,7 +195,11 @@ func (r *Run) End(ctx context.Context, res dsp.Result) (storage.Measure, error) 
 	if res.Features != nil {
 		e.Outcome.Features, _ = json.Marshal(res.Features)
 	}
-	return r.svc.db.EndMeasure(ctx, r.client, r.measure.ID, e)
+	m, err := r.svc.db.EndMeasure(ctx, r.client, r.measure.ID, e)
+	if err == nil && creditRefused(m) {
+		r.svc.metrics.CreditRefused(string(r.svc.env))
+	}
+	return m, err
 }
 
 // abandonTimeout bounds the clean-up of a run that failed; it runs even

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -22,18 +23,19 @@ const statusClientClosed = 499
 // runRoutes mounts the run routes of SPEC 4.2 and the calibration route.
 func (a *API) runRoutes(api *gin.RouterGroup) {
 	sources := []struct {
-		path string
-		new  func() source
+		path   string
+		new    func() source
+		metric metrics.Source
 	}{
-		{"/rppg/video", func() source { return &videoSource{} }},
-		{"/rppg/images", func() source { return &imagesSource{} }},
-		{"/rppg/captures", func() source { return &capturesSource{} }},
-		{"/rppg/signal", func() source { return &signalSource{k: storage.KindRPPG} }},
-		{"/cppg/signal", func() source { return &signalSource{k: storage.KindCPPG} }},
+		{"/rppg/video", func() source { return &videoSource{} }, metrics.SourceVideo},
+		{"/rppg/images", func() source { return &imagesSource{} }, metrics.SourceImages},
+		{"/rppg/captures", func() source { return &capturesSource{} }, metrics.SourceCaptures},
+		{"/rppg/signal", func() source { return &signalSource{k: storage.KindRPPG} }, metrics.SourceRPPGSignal},
+		{"/cppg/signal", func() source { return &signalSource{k: storage.KindCPPG} }, metrics.SourceCPPGSignal},
 	}
 	for _, s := range sources {
-		api.POST("/measures"+s.path, a.handle(a.runRoute(s.new, false)))
-		api.POST("/measures/:id"+s.path, a.handle(a.runRoute(s.new, true)))
+		api.POST("/measures"+s.path, a.handle(a.countRuns(s.metric, a.runRoute(s.new, false))))
+		api.POST("/measures/:id"+s.path, a.handle(a.countRuns(s.metric, a.runRoute(s.new, true))))
 	}
 	api.POST("/measures/:id/calibration", a.handle(a.calibrate))
 }
