@@ -20,6 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/scripts/synth/clip"
 	"github.com/pulsewire/pulsewire/storage"
@@ -88,7 +89,8 @@ type testEnv struct {
 	clock  *testClock
 	logs   *syncBuffer
 	client storage.Client
-	key    string // the client's API key
+	key    string           // the client's API key
+	counts *metrics.Metrics // what the environment counted
 }
 
 func newTestEnv(t *testing.T, cfg Config) *testEnv {
@@ -113,7 +115,8 @@ func newTestEnvOn(t *testing.T, env control.Env, cfg Config, clock *testClock, l
 	if e.db, err = storage.Open(context.Background(), filepath.Join(dir, "db.sqlite"), storage.Options{Now: clock.now}); err != nil {
 		t.Fatal(err)
 	}
-	e.svc = control.NewService(env, e.db, media)
+	e.counts = metrics.New()
+	e.svc = control.NewService(env, e.db, media, control.WithMetrics(e.counts))
 	cascade, err := cascadeOnce()
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/storage"
 )
@@ -129,6 +130,8 @@ var (
 	errRefused = errors.New("refused")
 	errBusy    = errors.New("at the session limit")
 	errClosing = errors.New("shutting down")
+	// errNoResume: a resume ticket that does not reattach (a refusal).
+	errNoResume = errors.New("cannot resume")
 )
 
 // opening is what a handshake asks for, whatever its transport.
@@ -137,6 +140,7 @@ type opening struct {
 	chain     Chain
 	measure   []byte // inputs of a new measure (JSON), nil for none
 	measureID string // or the created measure to run
+	transport metrics.Transport
 }
 
 // open opens a session: the inputs are checked, a place is taken, the
@@ -209,6 +213,7 @@ func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 	s.sessions[sess.id] = sess
 	s.loops.Add(1)
 	s.mu.Unlock()
+	sess.counted = s.svc.Metrics().SessionOpened(string(s.svc.Env()), chainMetric(o.chain), o.transport)
 	sess.log.Info("session opened", "token", ts.TokenID, "measure", run.Measure().ID,
 		"opened", ts.Opened, "max_sessions", maxSessions(ts.MaxSessions))
 	go sess.loop()
@@ -226,11 +231,11 @@ func maxSessions(n *int64) any {
 func (s *Server) resume(ticket string) (*session, error) {
 	id, err := s.tickets.check(ticket)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errRefused, err)
+		return nil, fmt.Errorf("%w: %w: %w", errRefused, errNoResume, err)
 	}
 	sess := s.session(id)
 	if sess == nil {
-		return nil, fmt.Errorf("%w: session %s has ended", errRefused, id)
+		return nil, fmt.Errorf("%w: %w: session %s has ended", errRefused, errNoResume, id)
 	}
 	return sess, nil
 }

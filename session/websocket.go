@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 )
 
 // serveWebSocket is GET /sessions: the handshake, then one reader (this
@@ -42,6 +43,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 			log.Error("session handshake", "err", err)
 		} else {
 			log.Info("session refused", "cause", err.Error())
+			s.countRefusal(err)
 		}
 		c.Close(code, reason)
 		return
@@ -77,7 +79,7 @@ func (s *Server) handshake(ctx context.Context, c *websocket.Conn) (*session, er
 	}
 	switch m.Type {
 	case typeOpen:
-		return s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID})
+		return s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID, transport: metrics.TransportWebSocket})
 	case typeResume:
 		return s.resume(m.Ticket)
 	}
