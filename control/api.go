@@ -45,6 +45,8 @@ type API struct {
 	general, mints *rateLimiter
 	internal       map[string]bool // routeKey of each Internal mounted route
 	analyzer       *Analyzer
+	writable       *writeCheck // the database's readiness
+	extraChecks    []Check
 }
 
 // Route is a route another part of the server mounts on an environment's
@@ -69,6 +71,9 @@ type Options struct {
 	// API's own (NewAnalyzer(0, DefaultQueue, ...)). A server shares one
 	// between its environments.
 	Analyzer *Analyzer
+	// Checks are conditions of readiness (GET /readyz) beyond the API's
+	// own (database, ffmpeg, analysis), such as the session server's.
+	Checks []Check
 }
 
 // NewAPI returns the API of svc's environment.
@@ -83,14 +88,16 @@ func NewAPI(svc *Service, opts Options) *API {
 		opts.Analyzer = NewAnalyzer(0, DefaultQueue, media.VideoOptions{})
 	}
 	a := &API{
-		svc:      svc,
-		log:      opts.Logger.With("env", string(svc.Env())),
-		engine:   gin.New(),
-		general:  newRateLimiter(requestsPerMinute, time.Minute, opts.Now),
-		mints:    newRateLimiter(tokensPerMinute, time.Minute, opts.Now),
-		internal: map[string]bool{},
-		analyzer: opts.Analyzer,
+		svc:         svc,
+		log:         opts.Logger.With("env", string(svc.Env())),
+		engine:      gin.New(),
+		general:     newRateLimiter(requestsPerMinute, time.Minute, opts.Now),
+		mints:       newRateLimiter(tokensPerMinute, time.Minute, opts.Now),
+		internal:    map[string]bool{},
+		analyzer:    opts.Analyzer,
+		extraChecks: opts.Checks,
 	}
+	a.writable = &writeCheck{svc: svc, log: a.log}
 	e := a.engine
 	// Match on the escaped path, so that an externalId may hold a slash
 	// (%2F), then unescape parameters.
@@ -103,6 +110,8 @@ func NewAPI(svc *Service, opts Options) *API {
 	e.NoRoute(func(c *gin.Context) { a.fail(c, storage.ErrNotFound) })
 
 	e.GET("/openapi.json", serveOpenAPI)
+	e.GET("/healthz", gin.WrapF(Healthz))
+	e.GET("/readyz", gin.WrapF(Readyz(a)))
 	for _, r := range opts.Routes {
 		e.Handle(r.Method, r.Path, mounted(r.Handler))
 		if r.Internal {

@@ -51,6 +51,7 @@ type testEnv struct {
 	routes []Route
 	az     *Analyzer
 	svcOpt []ServiceOption
+	checks []Check
 }
 
 type envOption func(*testEnv, *storage.Options)
@@ -95,7 +96,7 @@ func newTestEnv(t *testing.T, env Env, opts ...envOption) *testEnv {
 	t.Cleanup(func() { e.db.Close() })
 	e.svc = NewService(env, e.db, e.media, e.svcOpt...)
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Now: e.clock.now, Analyzer: e.az})
+	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Now: e.clock.now, Analyzer: e.az, Checks: e.checks})
 	return e
 }
 

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/media"
@@ -113,17 +112,10 @@ func TestRunsCounted(t *testing.T) {
 	}
 
 	// A slow upload holds the only place: the next run is refused.
-	pr, pw := io.Pipe()
-	done := make(chan response)
-	go func() { done <- e.send("/measures/cppg/signal", key, "application/json", pr) }()
-	for len(az.admitted) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	finish := e.holdPlace(az, key, body)
 	wantSeries(t, scrape(t, m), "pulsewire_analysis_runs_admitted 1", "pulsewire_analysis_places 1")
 	wantStatus(t, e.send("/measures/rppg/signal", key, "application/json", bytes.NewReader(body)), http.StatusServiceUnavailable)
-	pw.Write(body)
-	pw.Close()
-	wantStatus(t, <-done, http.StatusCreated)
+	wantStatus(t, finish(), http.StatusCreated)
 
 	got := scrape(t, m)
 	wantSeries(t, got,

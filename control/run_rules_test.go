@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -155,12 +154,7 @@ func TestPoolFull(t *testing.T) {
 	body, _ := json.Marshal(pulseSignal("cppg", 1.2, 12))
 
 	// A slow upload holds the only place.
-	pr, pw := io.Pipe()
-	done := make(chan response)
-	go func() { done <- e.send("/measures/cppg/signal", key, "application/json", pr) }()
-	for len(az.admitted) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	finish := e.holdPlace(az, key, body)
 	r := e.send("/measures/cppg/signal", key, "application/json", bytes.NewReader(body))
 	wantStatus(t, r, http.StatusServiceUnavailable)
 	wantBody(t, r, `{"statusCode":503,"message":"Service Unavailable"}`)
@@ -172,9 +166,7 @@ func TestPoolFull(t *testing.T) {
 		t.Fatalf("logs of a 503:\n%s", logs)
 	}
 
-	pw.Write(body)
-	pw.Close()
-	wantStatus(t, <-done, http.StatusCreated)
+	wantStatus(t, finish(), http.StatusCreated)
 	wantStatus(t, e.send("/measures/cppg/signal", key, "application/json", bytes.NewReader(body)), http.StatusCreated)
 	if total := e.do("GET", "/measures", key, nil).json(t)["total"]; total != 2.0 {
 		t.Fatalf("%v measures, want the 2 that ran", total)
