@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
 	"github.com/pulsewire/pulsewire/session"
@@ -34,6 +35,7 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 	workers, queue  int
 	sessions        session.Config
+	adminAddr       string
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -56,6 +58,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.Int64Var(&cfg.sessions.MaxFrameBytes, "max-frame-bytes", session.DefaultMaxFrameBytes, "largest WebSocket message of a session (a JPEG frame and its 8-byte header)")
 	fs.IntVar(&cfg.sessions.MaxSessions, "max-sessions", session.DefaultMaxSessions, "sessions open at once, both environments together")
 	fs.StringVar(&cfg.sessions.WebRTCPublicIP, "webrtc-public-ip", "", "IPv4 address WebRTC clients reach this machine at behind a 1:1 NAT, published instead of the local address (not for a loopback listener)")
+	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "address of the admin listener: Prometheus metrics at /metrics, /healthz and /readyz; off when empty, loopback when the host is left out (:9090)")
 	fs.Var(&cfg.sessions.WebRTCPorts, "webrtc-udp-ports", "UDP port range `min-max` WebRTC takes its ports from, e.g. 50000-50100, for a firewall to open (default any port)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: pulsewire serve [flags]\n\nServes the Production and Test APIs on two listeners until SIGINT or SIGTERM.\nEvery flag can also be set by the environment variable shown.\n\nFlags:")
@@ -103,10 +106,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // server runs both environments, each on its own listener with its own
 // database and media folder.
 type server struct {
-	cfg  *serveConfig
-	log  *slog.Logger
-	loc  *time.Location
-	envs []*environment
+	cfg     *serveConfig
+	log     *slog.Logger
+	loc     *time.Location
+	envs    []*environment
+	metrics *metrics.Metrics // nil without --admin-addr: nothing is counted
+	admin   *adminListener   // nil without --admin-addr
 }
 
 // environment is one environment being served.
@@ -122,6 +127,10 @@ type environment struct {
 func (s *server) open(ctx context.Context) error {
 	// One pool for both environments: they share the CPU.
 	analyzer := control.NewAnalyzer(s.cfg.workers, s.cfg.queue, media.VideoOptions{})
+	if s.cfg.adminAddr != "" {
+		s.metrics = metrics.New()
+		analyzer.Instrument(s.metrics)
+	}
 	// The face detector is loaded once and shared by every session; the
 	// sessions of both environments share the machine, and so one bound.
 	cascade, err := face.LoadCascade()
@@ -133,7 +142,7 @@ func (s *server) open(ctx context.Context) error {
 		env  control.Env
 		addr string
 	}{{control.Production, s.cfg.addr}, {control.Test, s.cfg.testAddr}} {
-		svc, db, err := openEnvironment(ctx, s.cfg.dataDir, e.env, s.loc)
+		svc, db, err := openEnvironment(ctx, s.cfg.dataDir, e.env, s.loc, control.WithMetrics(s.metrics))
 		if err != nil {
 			return err
 		}
@@ -158,7 +167,8 @@ func (s *server) open(ctx context.Context) error {
 		if env.sessions, err = session.NewServer(svc, opts); err != nil {
 			return err
 		}
-		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer})
+		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer,
+			Checks: []control.Check{{Name: "sessions", Err: env.sessions.Ready}}})
 		env.srv = &http.Server{
 			Handler:           env.api,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -169,6 +179,12 @@ func (s *server) open(ctx context.Context) error {
 		// end theirs (serve waits for them).
 		env.srv.RegisterOnShutdown(func() { env.sessions.Shutdown(context.Background()) })
 		s.log.Info("listening", "env", string(e.env), "addr", env.ln.Addr().String())
+	}
+	if s.cfg.adminAddr != "" {
+		apis := []*control.API{s.envs[0].api, s.envs[1].api}
+		if s.admin, err = openAdmin(s.cfg.adminAddr, s.metrics, s.log, apis); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -188,9 +204,12 @@ func mountedRoutes(svc *control.Service, sessions *session.Server, cfg *serveCon
 // serve answers requests until ctx ends, then stops accepting, lets the
 // requests in flight finish (up to --shutdown-timeout) and returns.
 func (s *server) serve(ctx context.Context) error {
-	errs := make(chan error, len(s.envs))
+	errs := make(chan error, len(s.envs)+1)
 	for _, e := range s.envs {
 		go func() { errs <- e.srv.Serve(e.ln) }()
+	}
+	if s.admin != nil {
+		go func() { errs <- s.admin.serve() }()
 	}
 	var err error
 	select {
@@ -211,6 +230,12 @@ func (s *server) serve(ctx context.Context) error {
 			err = errors.Join(err, serr)
 		}
 	}
+	// The metrics stay up until the rest has drained.
+	if s.admin != nil {
+		if serr := s.admin.shutdown(stop); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -219,6 +244,9 @@ func (s *server) serve(ctx context.Context) error {
 }
 
 func (s *server) close() {
+	if s.admin != nil {
+		s.admin.ln.Close()
+	}
 	for _, e := range s.envs {
 		if e.ln != nil {
 			e.ln.Close()
@@ -261,7 +289,7 @@ func shellQuote(s string) string {
 
 // openEnvironment opens one environment under dataDir: its database
 // (<dataDir>/<env>/pulsewire.db) and media folder (<dataDir>/<env>/media).
-func openEnvironment(ctx context.Context, dataDir string, env control.Env, loc *time.Location) (*control.Service, *storage.DB, error) {
+func openEnvironment(ctx context.Context, dataDir string, env control.Env, loc *time.Location, opts ...control.ServiceOption) (*control.Service, *storage.DB, error) {
 	dir := filepath.Join(dataDir, string(env))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("%s data folder: %w", env, err)
@@ -274,7 +302,7 @@ func openEnvironment(ctx context.Context, dataDir string, env control.Env, loc *
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", env, err)
 	}
-	return control.NewService(env, db, media), db, nil
+	return control.NewService(env, db, media, opts...), db, nil
 }
 
 func newLogger(w io.Writer, cfg *serveConfig) (*slog.Logger, error) {
