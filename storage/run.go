@@ -88,6 +88,8 @@ type MeasureEnd struct {
 	// NoCredit is stored instead of Outcome when the client has no credit
 	// left this month; nothing is charged then.
 	NoCredit Outcome
+	// MediaKept says the run kept its capture as the measure's media.
+	MediaKept bool
 }
 
 // EndMeasure ends c's started measure id, all in one transaction: it reads
@@ -128,10 +130,10 @@ func (db *DB) EndMeasure(ctx context.Context, c Client, id string, e MeasureEnd)
 		}
 		m, err = scanMeasure(tx.QueryRowContext(ctx,
 			`UPDATE measures SET status = 'ended', kind = ?, ended_at = ?, returned_variables = ?, signal = ?, variables = ?,
-			   features = ?
+			   features = ?, media_kept = ?
 			 WHERE id = ? AND client = ? AND status = 'started' RETURNING `+measureColumns,
 			e.Kind, millis(ended), jsonOrNull(nonNil(e.ReturnedVariables)), rawOrNull(out.Signal), string(variables),
-			rawOrNull(out.Features), id, c.key))
+			rawOrNull(out.Features), e.MediaKept, id, c.key))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
