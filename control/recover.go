@@ -46,5 +46,7 @@ func (s *Service) Recover(ctx context.Context) (Recovery, error) {
 		}
 		rec.Orphans++
 	}
-	return rec, nil
+	n, err := s.clearScratch(ctx)
+	rec.Orphans += n
+	return rec, err
 }

@@ -83,12 +83,12 @@ func (a *API) run(c *gin.Context, client storage.Client, src source, existingID 
 	var run *Run
 	id := uuid.NewString() // a new measure's: its media are stored before its record
 	if existingID != "" {
-		if run, err = a.svc.StartRun(ctx, client, RunOf{MeasureID: existingID}, src.kind()); err != nil {
+		if run, err = a.svc.StartRun(ctx, client, RunOf{MeasureID: existingID, StoresMedia: true}, src.kind()); err != nil {
 			return storage.Measure{}, err
 		}
 		id = run.Measure().ID
 	}
-	store := mediaStore{media: a.svc.media, id: id}
+	store := mediaStore{media: a.svc.captureMedia(), id: id}
 	m, err := a.measure(c, t, client, src, store, &run)
 	if err != nil {
 		log := RequestLogger(ctx)
@@ -123,7 +123,7 @@ func (a *API) measure(c *gin.Context, t *ticket, client storage.Client, src sour
 			if err != nil {
 				return err
 			}
-			if *run, err = a.svc.StartRun(ctx, client, RunOf{New: n, NewID: store.id}, src.kind()); err != nil {
+			if *run, err = a.svc.StartRun(ctx, client, RunOf{New: n, NewID: store.id, StoresMedia: true}, src.kind()); err != nil {
 				return err
 			}
 		case raw != nil:

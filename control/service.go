@@ -45,6 +45,7 @@ type Service struct {
 	env     Env
 	db      *storage.DB
 	media   storage.Media
+	scratch storage.Media    // non-nil: no media are kept (KeepNoMedia)
 	metrics *metrics.Metrics // nil: nothing is counted
 }
 

@@ -58,7 +58,10 @@ func TestSessionsCounted(t *testing.T) {
 	openSession(t, c, openMessage(value, Realtime, nil))
 	e.waitSeries(`pulsewire_sessions_open{chain="realtime",env="test",transport="websocket"} 1`)
 	send(t, c, map[string]any{"type": "stop"})
-	expect(t, c, "result", 10*time.Second)
+	// A session keeps no frame, and its measure says so.
+	if r := expect(t, c, "result", 10*time.Second); !strings.Contains(string(r.raw), `"mediaKept":false`) {
+		t.Errorf("result %s", r.raw)
+	}
 	c.Close(websocket.StatusNormalClosure, "")
 
 	// A scan whose client goes away: given up when it idles.

@@ -36,6 +36,7 @@ type serveConfig struct {
 	workers, queue  int
 	sessions        session.Config
 	adminAddr       string
+	keepMedia       bool
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -58,6 +59,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.Int64Var(&cfg.sessions.MaxFrameBytes, "max-frame-bytes", session.DefaultMaxFrameBytes, "largest WebSocket message of a session (a JPEG frame and its 8-byte header)")
 	fs.IntVar(&cfg.sessions.MaxSessions, "max-sessions", session.DefaultMaxSessions, "sessions open at once, both environments together")
 	fs.StringVar(&cfg.sessions.WebRTCPublicIP, "webrtc-public-ip", "", "IPv4 address WebRTC clients reach this machine at behind a 1:1 NAT, published instead of the local address (not for a loopback listener)")
+	fs.BoolVar(&cfg.keepMedia, "keep-media", true, "keep each upload (video, images, captures, signal) as its measure's media until the measure is deleted; false analyses it from <data-dir>/<env>/scratch and removes it before the measure ends")
 	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "address of the admin listener: Prometheus metrics at /metrics, /healthz and /readyz; off when empty, loopback when the host is left out (:9090)")
 	fs.Var(&cfg.sessions.WebRTCPorts, "webrtc-udp-ports", "UDP port range `min-max` WebRTC takes its ports from, e.g. 50000-50100, for a firewall to open (default any port)")
 	fs.Usage = func() {
@@ -142,7 +144,11 @@ func (s *server) open(ctx context.Context) error {
 		env  control.Env
 		addr string
 	}{{control.Production, s.cfg.addr}, {control.Test, s.cfg.testAddr}} {
-		svc, db, err := openEnvironment(ctx, s.cfg.dataDir, e.env, s.loc, control.WithMetrics(s.metrics))
+		svcOpts, err := s.serviceOptions(e.env)
+		if err != nil {
+			return err
+		}
+		svc, db, err := openEnvironment(ctx, s.cfg.dataDir, e.env, s.loc, svcOpts...)
 		if err != nil {
 			return err
 		}
@@ -187,6 +193,20 @@ func (s *server) open(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// serviceOptions are how the server runs env's control plane: counted
+// when metrics are served, and without media when told to keep none.
+func (s *server) serviceOptions(env control.Env) ([]control.ServiceOption, error) {
+	opts := []control.ServiceOption{control.WithMetrics(s.metrics)}
+	if !s.cfg.keepMedia {
+		scratch, err := storage.NewMediaDir(filepath.Join(s.cfg.dataDir, string(env), "scratch"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", env, err)
+		}
+		opts = append(opts, control.KeepNoMedia(scratch))
+	}
+	return opts, nil
 }
 
 // mountedRoutes are the routes served beside the API on an environment's
