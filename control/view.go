@@ -27,7 +27,7 @@ type MeasureView struct {
 	Variables         *json.RawMessage `json:"variables,omitempty"`
 	UserData          *UserDataView    `json:"userData"`
 	Tags              []string         `json:"tags"`
-	// MediaKept, beyond SPEC's fields and only on ended measures, says
+	// MediaKept, an addition to the documented fields, only on ended measures, says
 	// whether the capture was kept as the measure's media; absent when not
 	// recorded (ended before this version).
 	MediaKept *bool `json:"mediaKept,omitempty"`
