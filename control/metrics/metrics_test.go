@@ -116,3 +116,11 @@ func BenchmarkFrameDropped(b *testing.B) {
 		s.FrameDropped()
 	}
 }
+
+func BenchmarkRequest(b *testing.B) {
+	m := New()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Request("production", "GET", "/measures/:id", 200, 3*time.Millisecond)
+	}
+}
