@@ -88,16 +88,15 @@ func NewAPI(svc *Service, opts Options) *API {
 		opts.Analyzer = NewAnalyzer(0, DefaultQueue, media.VideoOptions{})
 	}
 	a := &API{
-		svc:         svc,
-		log:         opts.Logger.With("env", string(svc.Env())),
-		engine:      gin.New(),
-		general:     newRateLimiter(requestsPerMinute, time.Minute, opts.Now),
-		mints:       newRateLimiter(tokensPerMinute, time.Minute, opts.Now),
-		internal:    map[string]bool{},
-		analyzer:    opts.Analyzer,
-		extraChecks: opts.Checks,
+		svc:      svc,
+		log:      opts.Logger.With("env", string(svc.Env())),
+		engine:   gin.New(),
+		general:  newRateLimiter(requestsPerMinute, time.Minute, opts.Now),
+		mints:    newRateLimiter(tokensPerMinute, time.Minute, opts.Now),
+		internal: map[string]bool{},
+		analyzer: opts.Analyzer,
 	}
-	a.writable = &writeCheck{svc: svc, log: a.log}
+	a.writable, a.extraChecks = &writeCheck{svc: svc, log: a.log}, opts.Checks
 	e := a.engine
 	// Match on the escaped path, so that an externalId may hold a slash
 	// (%2F), then unescape parameters.
