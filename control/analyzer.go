@@ -2,10 +2,13 @@ package control
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
 )
@@ -34,6 +37,9 @@ type Analyzer struct {
 	workers  chan struct{} // one token per running analysis
 	admitted chan struct{} // one token per received run, analysing or waiting
 	pace     bodyPace      // the pace a body must keep while it is received
+	waiting  atomic.Int64  // runs whose capture is in, waiting for a worker
+	metrics  *metrics.Metrics
+	env      string // the environment the metrics count the pool in
 
 	mu   sync.Mutex    // protects hold
 	hold time.Duration // moving average of how long an analysed run stays admitted
@@ -73,13 +79,20 @@ func (a *Analyzer) tools() (tools, error) {
 	return tools{cascade: c, video: a.video}, err
 }
 
-// busy is the refusal of a run that finds no place: Retry-After is the
-// time a run has recently stayed admitted, when a place is likely to free.
-func (a *Analyzer) busy() error {
+// Why a run finds no place, for the metrics: the client sees 503 either way.
+var (
+	errUploadsFull = errors.New("every upload place is taken")
+	errPoolFull    = errors.New("every analysis place is taken")
+)
+
+// busy is the refusal of a run that finds no place (why): Retry-After is
+// the time a run has recently stayed admitted, when a place is likely to
+// free.
+func (a *Analyzer) busy(why error) error {
 	a.mu.Lock()
 	wait := a.hold
 	a.mu.Unlock()
-	return &Error{Code: Unavailable, RetryAfter: min(max(wait, time.Second), time.Minute)}
+	return &Error{Code: Unavailable, RetryAfter: min(max(wait, time.Second), time.Minute), Err: why}
 }
 
 // upload is a run's place while its body is received.
@@ -94,7 +107,7 @@ func (a *Analyzer) startUpload() (*upload, error) {
 	case a.uploads <- struct{}{}:
 		return &upload{a: a}, nil
 	default:
-		return nil, a.busy()
+		return nil, a.busy(errUploadsFull)
 	}
 }
 
@@ -115,18 +128,23 @@ func (a *Analyzer) admit() (*ticket, error) {
 	case a.admitted <- struct{}{}:
 		return &ticket{a: a, start: time.Now()}, nil
 	default:
-		return nil, a.busy()
+		return nil, a.busy(errPoolFull)
 	}
 }
 
 // work runs fn on a worker, waiting for one to be free; it gives up when
 // ctx ends first.
 func (t *ticket) work(ctx context.Context, fn func() error) error {
+	t.a.waiting.Add(1)
+	start := time.Now()
 	select {
 	case t.a.workers <- struct{}{}:
+		t.a.waiting.Add(-1)
 	case <-ctx.Done():
+		t.a.waiting.Add(-1)
 		return ctx.Err()
 	}
+	t.a.metrics.AnalysisWaited(t.a.env, time.Since(start))
 	defer func() { <-t.a.workers }()
 	t.worked = true
 	return fn()

@@ -38,11 +38,13 @@ const maxJSONBody = 1 << 20
 
 // API is the REST API of one environment (SPEC 4) as an http.Handler.
 type API struct {
-	svc      *Service
-	log      *slog.Logger
-	engine   *gin.Engine
-	internal map[string]bool // routeKey of each Internal mounted route
-	analyzer *Analyzer
+	svc         *Service
+	log         *slog.Logger
+	engine      *gin.Engine
+	internal    map[string]bool // routeKey of each Internal mounted route
+	analyzer    *Analyzer
+	writable    *writeCheck // the database's readiness
+	extraChecks []Check
 }
 
 // Route is a route another part of the server mounts on an environment's
@@ -66,6 +68,9 @@ type Options struct {
 	// API's own (NewAnalyzer(0, DefaultQueue, DefaultUploads, ...)). Each
 	// environment has its own: they share nothing.
 	Analyzer *Analyzer
+	// Checks are conditions of readiness (GET /readyz) beyond the API's
+	// own (database, ffmpeg, analysis), such as the session server's.
+	Checks []Check
 }
 
 // NewAPI returns the API of svc's environment.
@@ -83,17 +88,21 @@ func NewAPI(svc *Service, opts Options) *API {
 		internal: map[string]bool{},
 		analyzer: opts.Analyzer,
 	}
+	a.writable, a.extraChecks = &writeCheck{svc: svc, log: a.log}, opts.Checks
 	e := a.engine
 	// Match on the escaped path, so that an externalId may hold a slash
 	// (%2F), then unescape parameters.
 	e.UseRawPath, e.UnescapePathValues = true, true
 	e.RedirectTrailingSlash, e.RedirectFixedPath = false, false
-	// Recovery first, so that it also covers the log; then the request id
-	// and the log, so that every later step can log with the id.
-	e.Use(a.recoverPanics, a.logRequests)
+	// The metrics first, so that they see the status of a recovered
+	// panic too; then recovery, so that it also covers the log; then the
+	// request id and the log, so that every later step can log with the id.
+	e.Use(a.countRequests, a.recoverPanics, a.logRequests)
 	e.NoRoute(func(c *gin.Context) { a.fail(c, storage.ErrNotFound) })
 
 	e.GET("/openapi.json", serveOpenAPI)
+	e.GET("/healthz", gin.WrapF(Healthz))
+	e.GET("/readyz", gin.WrapF(Readyz(a)))
 	for _, r := range opts.Routes {
 		e.Handle(r.Method, r.Path, mounted(r.Handler))
 		if r.Internal {

@@ -50,6 +50,8 @@ type testEnv struct {
 	logs   *syncBuffer
 	routes []Route
 	az     *Analyzer
+	svcOpt []ServiceOption
+	checks []Check
 }
 
 type envOption func(*testEnv, *storage.Options)
@@ -92,9 +94,9 @@ func newTestEnv(t *testing.T, env Env, opts ...envOption) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.db.Close() })
-	e.svc = NewService(env, e.db, e.media)
+	e.svc = NewService(env, e.db, e.media, e.svcOpt...)
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Analyzer: e.az})
+	e.api = NewAPI(e.svc, Options{Logger: logger, Routes: e.routes, Analyzer: e.az, Checks: e.checks})
 	return e
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -14,25 +15,27 @@ import (
 // environment's database, so that a limit holds for every instance of the
 // server together, not for each.
 type requestLimit struct {
-	name string // the bucket's name in the database
-	rate storage.Rate
+	name  string // the bucket's name in the database
+	rate  storage.Rate
+	cause metrics.Cause // what a refusal counts as
 }
 
 // The limits (ARCHITECTURE.md): per API key, over all routes, and again for
 // minting tokens.
 var (
-	generalLimit = requestLimit{"general", storage.Rate{N: requestsPerMinute, Per: time.Minute}}
-	mintLimit    = requestLimit{"access-tokens", storage.Rate{N: tokensPerMinute, Per: time.Minute}}
+	generalLimit = requestLimit{"general", storage.Rate{N: requestsPerMinute, Per: time.Minute}, metrics.CauseRequestRate}
+	mintLimit    = requestLimit{"access-tokens", storage.Rate{N: tokensPerMinute, Per: time.Minute}, metrics.CauseMintRate}
 )
 
 // spendRequest spends one request of c under l, or refuses it with
-// RateLimited and the wait until one is back.
+// RateLimited and the wait until one is back, and counts the refusal.
 func (s *Service) spendRequest(ctx context.Context, c storage.Client, l requestLimit) error {
 	ok, wait, err := s.db.SpendRequest(ctx, c, l.name, l.rate)
 	switch {
 	case err != nil:
 		return err
 	case !ok:
+		s.metrics.Refused(string(s.env), l.cause)
 		return &Error{Code: RateLimited, RetryAfter: wait}
 	}
 	return nil

@@ -31,6 +31,7 @@ type Run struct {
 	measure  storage.Measure
 	kind     storage.Kind
 	byRun    bool     // a new measure, which a failed run removes
+	media    bool     // the capture is stored as media (RunOf.StoresMedia)
 	returned []string // returnedVariables: what the client is entitled to here
 	inputs   dsp.Inputs
 }
@@ -48,6 +49,10 @@ type RunOf struct {
 	// advance (the REST routes store an upload under it before the record
 	// exists); empty means a fresh UUID.
 	NewID string
+	// StoresMedia says the caller stores the capture as the measure's media
+	// (Service.captureMedia), as the upload routes do; a live session
+	// keeps no frame.
+	StoresMedia bool
 }
 
 // StartRun claims a measure of c for a run from kind (the measure gets the
@@ -58,7 +63,7 @@ type RunOf struct {
 // a measure that does not exist or is another client's is NotFound. A new
 // measure is stored already started.
 func (s *Service) StartRun(ctx context.Context, c storage.Client, of RunOf, kind storage.Kind) (*Run, error) {
-	r := &Run{svc: s, client: c, kind: kind}
+	r := &Run{svc: s, client: c, kind: kind, media: of.StoresMedia}
 	var err error
 	if of.MeasureID != "" {
 		id, perr := parseID(of.MeasureID)
@@ -179,7 +184,11 @@ func (r *Run) End(ctx context.Context, res dsp.Result) (storage.Measure, error) 
 		chargeable = chargeable || v.Error == ""
 	}
 	e := storage.MeasureEnd{Kind: r.kind, ReturnedVariables: r.returned, Chargeable: chargeable}
-	var err error
+	kept, err := r.settleMedia(ctx)
+	if err != nil {
+		return storage.Measure{}, fmt.Errorf("end run: %w", err)
+	}
+	e.MediaKept = &kept
 	if e.Outcome.Variables, err = json.Marshal(variables); err != nil {
 		return storage.Measure{}, fmt.Errorf("end run: %w", err)
 	}
@@ -195,7 +204,11 @@ func (r *Run) End(ctx context.Context, res dsp.Result) (storage.Measure, error) 
 	if res.Features != nil {
 		e.Outcome.Features, _ = json.Marshal(res.Features)
 	}
-	return r.svc.db.EndMeasure(ctx, r.client, r.measure.ID, e)
+	m, err := r.svc.db.EndMeasure(ctx, r.client, r.measure.ID, e)
+	if err == nil && creditRefused(m) {
+		r.svc.metrics.CreditRefused(string(r.svc.env))
+	}
+	return m, err
 }
 
 // abandonTimeout bounds the clean-up of a run that failed; it runs even
@@ -212,7 +225,7 @@ func (r *Run) Abandon(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 	defer cancel()
 	id := r.measure.ID
-	if err := r.svc.media.Remove(ctx, id); err != nil {
+	if err := r.svc.captureMedia().Remove(ctx, id); err != nil {
 		return fmt.Errorf("abandon run of %s: %w", id, err)
 	}
 	var err error

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -16,18 +17,19 @@ const statusClientClosed = 499
 // runRoutes mounts the run routes of SPEC 4.2 and the calibration route.
 func (a *API) runRoutes(api *gin.RouterGroup) {
 	sources := []struct {
-		path string
-		new  func() source
+		path   string
+		new    func() source
+		metric metrics.Source
 	}{
-		{"/rppg/video", func() source { return &videoSource{} }},
-		{"/rppg/images", func() source { return &imagesSource{} }},
-		{"/rppg/captures", func() source { return &capturesSource{} }},
-		{"/rppg/signal", func() source { return &signalSource{k: storage.KindRPPG} }},
-		{"/cppg/signal", func() source { return &signalSource{k: storage.KindCPPG} }},
+		{"/rppg/video", func() source { return &videoSource{} }, metrics.SourceVideo},
+		{"/rppg/images", func() source { return &imagesSource{} }, metrics.SourceImages},
+		{"/rppg/captures", func() source { return &capturesSource{} }, metrics.SourceCaptures},
+		{"/rppg/signal", func() source { return &signalSource{k: storage.KindRPPG} }, metrics.SourceRPPGSignal},
+		{"/cppg/signal", func() source { return &signalSource{k: storage.KindCPPG} }, metrics.SourceCPPGSignal},
 	}
 	for _, s := range sources {
-		api.POST("/measures"+s.path, a.handle(a.runRoute(s.new, false)))
-		api.POST("/measures/:id"+s.path, a.handle(a.runRoute(s.new, true)))
+		api.POST("/measures"+s.path, a.handle(a.countRuns(s.metric, a.runRoute(s.new, false))))
+		api.POST("/measures/:id"+s.path, a.handle(a.countRuns(s.metric, a.runRoute(s.new, true))))
 	}
 	api.POST("/measures/:id/calibration", a.handle(a.calibrate))
 }
@@ -78,12 +80,12 @@ func (a *API) run(c *gin.Context, client storage.Client, src source, existingID 
 	var run *Run
 	id := uuid.NewString() // a new measure's: its media are stored before its record
 	if existingID != "" {
-		if run, err = a.svc.StartRun(ctx, client, RunOf{MeasureID: existingID}, src.kind()); err != nil {
+		if run, err = a.svc.StartRun(ctx, client, RunOf{MeasureID: existingID, StoresMedia: true}, src.kind()); err != nil {
 			return storage.Measure{}, err
 		}
 		id = run.Measure().ID
 	}
-	store := mediaStore{media: a.svc.media, id: id}
+	store := mediaStore{media: a.svc.captureMedia(), id: id}
 	m, err := a.measure(c, up, client, src, store, &run)
 	if err != nil && run != nil && a.svc.deleted(ctx, client, id) {
 		// The client deleted the measure during its run (its right at
@@ -131,7 +133,7 @@ func (a *API) measure(c *gin.Context, up *upload, client storage.Client, src sou
 			if err != nil {
 				return err
 			}
-			if *run, err = a.svc.StartRun(ctx, client, RunOf{New: n, NewID: store.id}, src.kind()); err != nil {
+			if *run, err = a.svc.StartRun(ctx, client, RunOf{New: n, NewID: store.id, StoresMedia: true}, src.kind()); err != nil {
 				return err
 			}
 		case raw != nil:

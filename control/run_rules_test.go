@@ -156,12 +156,7 @@ func TestPoolFull(t *testing.T) {
 	body, _ := json.Marshal(pulseSignal("cppg", 1.2, 12))
 
 	// A slow upload holds the only upload place.
-	pr, pw := io.Pipe()
-	done := make(chan response)
-	go func() { done <- e.send("/measures/cppg/signal", key, "application/json", pr) }()
-	for len(az.uploads) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	finish := e.holdPlace(az, key, body)
 	if len(az.admitted) != 0 {
 		t.Fatal("an upload in progress holds a place of the pool")
 	}
@@ -176,9 +171,7 @@ func TestPoolFull(t *testing.T) {
 		t.Fatalf("logs of a 503:\n%s", logs)
 	}
 
-	pw.Write(body)
-	pw.Close()
-	wantStatus(t, <-done, http.StatusCreated)
+	wantStatus(t, finish(), http.StatusCreated)
 	wantStatus(t, e.send("/measures/cppg/signal", key, "application/json", bytes.NewReader(body)), http.StatusCreated)
 	if total := e.do("GET", "/measures", key, nil).json(t)["total"]; total != 2.0 {
 		t.Fatalf("%v measures, want the 2 that ran", total)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/storage"
 )
 
@@ -41,16 +42,34 @@ func (e Env) keyPrefix() string {
 // clients, access tokens and measures, above its store. The HTTP API and the
 // session server both work through it.
 type Service struct {
-	env   Env
-	db    *storage.DB
-	media storage.Media
+	env     Env
+	db      *storage.DB
+	media   storage.Media
+	scratch storage.Media    // non-nil: no media are kept (KeepNoMedia)
+	metrics *metrics.Metrics // nil: nothing is counted
 }
+
+// ServiceOption adjusts a Service as NewService makes it.
+type ServiceOption func(*Service)
 
 // NewService returns the control plane of env over db and media. Its clock
 // and calendar are the store's (storage.Options).
-func NewService(env Env, db *storage.DB, media storage.Media) *Service {
-	return &Service{env: env, db: db, media: media}
+func NewService(env Env, db *storage.DB, media storage.Media, opts ...ServiceOption) *Service {
+	s := &Service{env: env, db: db, media: media}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
+
+// WithMetrics counts what the environment's API, runs and sessions do in m.
+func WithMetrics(m *metrics.Metrics) ServiceOption {
+	return func(s *Service) { s.metrics = m }
+}
+
+// Metrics is where the environment is counted; nil (which counts nothing)
+// without WithMetrics.
+func (s *Service) Metrics() *metrics.Metrics { return s.metrics }
 
 // Env is the service's environment.
 func (s *Service) Env() Env { return s.env }

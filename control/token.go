@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,7 +145,7 @@ func (s *Service) RevokeToken(ctx context.Context, c storage.Client, id string) 
 // server log only.
 func (s *Service) OpenSession(ctx context.Context, value, permission string, openings []storage.Rate) (storage.TokenSession, error) {
 	if !strings.HasPrefix(value, TokenPrefix) {
-		return storage.TokenSession{}, fmt.Errorf("%w: not an access token value", storage.ErrSessionRefused)
+		return storage.TokenSession{}, storage.Refused(storage.ErrTokenUnknown, "not an access token value")
 	}
 	return s.db.OpenTokenSession(ctx, hashSecret(value), permission, openings)
 }

@@ -71,6 +71,15 @@ func (s *Service) Join(ctx context.Context, u Upkeep) error {
 	if n > 0 {
 		u.Logger.Warn("removed media of measures that do not exist (uploads a crash cut off)", "env", string(s.env), "measures", n)
 	}
+	if err != nil {
+		return err
+	}
+	// The scratch folder is this instance's own: whatever is in it at
+	// start-up belongs to runs a crash of this instance cut short.
+	n, err = s.clearScratch(ctx)
+	if n > 0 {
+		u.Logger.Warn("removed the scratch files of runs a crash cut short", "env", string(s.env), "measures", n)
+	}
 	return err
 }
 

@@ -27,6 +27,10 @@ type MeasureView struct {
 	Variables         *json.RawMessage `json:"variables,omitempty"`
 	UserData          *UserDataView    `json:"userData"`
 	Tags              []string         `json:"tags"`
+	// MediaKept, an addition to the documented fields, only on ended measures, says
+	// whether the capture was kept as the measure's media; absent when not
+	// recorded (ended before this version).
+	MediaKept *bool `json:"mediaKept,omitempty"`
 }
 
 // UserDataView is userData as shown: every field present, null when not
@@ -78,6 +82,7 @@ func NewMeasureView(m storage.Measure) MeasureView {
 		variables = json.RawMessage("{}")
 	}
 	v.ReturnedVariables, v.Signal, v.Variables = &returned, &signal, &variables
+	v.MediaKept = m.MediaKept
 	return v
 }
 

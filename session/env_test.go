@@ -20,6 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/scripts/synth/clip"
 	"github.com/pulsewire/pulsewire/storage"
@@ -92,6 +93,7 @@ type testEnv struct {
 	dir      string // of the database file and the media
 	cfg      Config
 	listenIP net.IP
+	counts   *metrics.Metrics // what the environment counted
 }
 
 func newTestEnv(t *testing.T, cfg Config) *testEnv {
@@ -115,7 +117,8 @@ func newTestEnvOn(t *testing.T, env control.Env, cfg Config, clock *testClock, l
 	if e.db, err = storage.Open(context.Background(), filepath.Join(e.dir, "db.sqlite"), storage.Options{Now: clock.now}); err != nil {
 		t.Fatal(err)
 	}
-	e.svc = control.NewService(env, e.db, media)
+	e.counts = metrics.New()
+	e.svc = control.NewService(env, e.db, media, control.WithMetrics(e.counts))
 	e.listenIP = listenIP
 	if e.client, e.key, err = e.svc.CreateClient(context.Background(), control.NewClient{Name: "acme"}); err != nil {
 		t.Fatal(err)
@@ -137,7 +140,8 @@ func (e *testEnv) otherInstance() *testEnv {
 	if o.db, err = storage.Open(context.Background(), filepath.Join(o.dir, "db.sqlite"), storage.Options{Now: o.clock.now}); err != nil {
 		e.t.Fatal(err)
 	}
-	o.svc = control.NewService(o.env, o.db, media)
+	o.counts = metrics.New()
+	o.svc = control.NewService(o.env, o.db, media, control.WithMetrics(o.counts))
 	o.serve()
 	for _, in := range []*testEnv{e, o} {
 		if err := in.db.Heartbeat(context.Background(), strings.TrimPrefix(in.http.URL, "http://")); err != nil {

@@ -42,6 +42,10 @@ const (
 // they may; the handshake is refused as busy.
 var errHandshakeMemory = errors.New("handshake memory exhausted")
 
+// errTooManyHandshakes: the source address or the server has as many
+// handshakes in progress as it may; the request is refused with 503.
+var errTooManyHandshakes = errors.New("too many handshakes in progress")
+
 // errFirstMessageSize: the first message is larger than an open message
 // can be; the connection is closed 1009.
 var errFirstMessageSize = errors.New("the first message is over its size limit")

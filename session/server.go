@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/storage"
 )
@@ -128,6 +129,8 @@ var (
 	errRefused = errors.New("refused")
 	errBusy    = errors.New("at the session limit")
 	errClosing = errors.New("shutting down")
+	// errNoResume: a resume ticket that does not reattach (a refusal).
+	errNoResume = errors.New("cannot resume")
 )
 
 // opening is what a handshake asks for, whatever its transport.
@@ -136,6 +139,7 @@ type opening struct {
 	chain     Chain
 	measure   []byte // inputs of a new measure (JSON), nil for none
 	measureID string // or the created measure to run
+	transport metrics.Transport
 }
 
 // open opens a session: the inputs are checked, a place is taken, the
@@ -217,6 +221,7 @@ func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 	s.sessions[sess.id] = sess
 	s.loops.Add(1)
 	s.mu.Unlock()
+	sess.counted = s.svc.Metrics().SessionOpened(string(s.svc.Env()), chainMetric(o.chain), o.transport)
 	sess.log.Info("session opened", "token", ts.TokenID, "measure", run.Measure().ID,
 		"opened", ts.Opened, "max_sessions", maxSessions(ts.MaxSessions))
 	go sess.loop()
@@ -240,7 +245,7 @@ func (s *Server) resume(ctx context.Context, ticket string, mayHandOn bool) (*se
 		if sess := s.session(id); sess != nil {
 			return sess, nil
 		}
-		return nil, fmt.Errorf("%w: session %s has ended", errRefused, id)
+		return nil, fmt.Errorf("%w: %w: session %s has ended", errRefused, errNoResume, id)
 	}
 	if mayHandOn {
 		if named, serr := ticketSubject(ticket); serr == nil {
@@ -249,7 +254,7 @@ func (s *Server) resume(ctx context.Context, ticket string, mayHandOn bool) (*se
 			}
 		}
 	}
-	return nil, fmt.Errorf("%w: %w", errRefused, err)
+	return nil, fmt.Errorf("%w: %w: %w", errRefused, errNoResume, err)
 }
 
 // session returns the open session id, or nil.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
@@ -40,6 +41,7 @@ type session struct {
 	done     chan struct{}
 
 	received, dropped atomic.Int64
+	counted           *metrics.Session // the session in the metrics
 	// unstored is set by the loop when a realtime result could not be
 	// stored, deleted when the measure was deleted meanwhile; read only
 	// after done is closed, which orders them.
@@ -104,6 +106,7 @@ func (s *session) offer(f frame) {
 	case s.frames <- f:
 	default:
 		s.dropped.Add(1)
+		s.counted.FrameDropped()
 	}
 }
 
@@ -135,6 +138,7 @@ type loopState struct {
 func (s *session) loop() {
 	defer s.srv.forget(s)
 	st := &loopState{stream: dsp.NewStream(s.srv.cascade, s.run.Inputs()), first: true, lastWall: s.opened}
+	defer s.report(st)
 	tick := time.NewTicker(vitalsEvery)
 	defer tick.Stop()
 	for {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 )
 
 // serveWebSocket is GET /sessions: the handshake, then one reader (this
@@ -21,7 +22,8 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	log := control.RequestLogger(r.Context())
 	hs, ok := s.pending.begin(r)
 	if !ok {
-		log.Info("session refused", "cause", "too many handshakes in progress")
+		log.Info("session refused", "cause", errTooManyHandshakes.Error())
+		s.countRefusal(errTooManyHandshakes)
 		control.WriteError(w, r, &control.Error{Code: control.Unavailable, RetryAfter: handshakeTimeout})
 		return
 	}
@@ -59,6 +61,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 			log.Error("session handshake", "err", err)
 		} else {
 			log.Info("session refused", "cause", err.Error())
+			s.countRefusal(err)
 		}
 		c.Close(code, reason)
 		return
@@ -105,7 +108,7 @@ func (s *Server) handshake(ctx context.Context, c *websocket.Conn, hs *handshake
 	var sess *session
 	switch m.Type {
 	case typeOpen:
-		sess, err = s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID})
+		sess, err = s.open(ctx, opening{token: m.Token, chain: m.Chain, measure: m.Measure, measureID: m.MeasureID, transport: metrics.TransportWebSocket})
 	case typeResume:
 		sess, err = s.resume(ctx, m.Ticket, mayHandOn)
 	default:

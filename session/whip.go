@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 )
 
 // maxOfferBytes bounds a WHIP request body: an SDP offer is a few KB, and
@@ -85,7 +86,8 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 	log := control.RequestLogger(r.Context())
 	hs, ok := s.pending.begin(r)
 	if !ok {
-		log.Info("session refused", "cause", "too many handshakes in progress")
+		log.Info("session refused", "cause", errTooManyHandshakes.Error())
+		s.countRefusal(errTooManyHandshakes)
 		w.Header().Set("Retry-After", strconv.Itoa(int(handshakeTimeout/time.Second)))
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
@@ -104,18 +106,22 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		log.Info("whip request refused", "cause", err.Error())
+		s.countRefusal(err)
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
 	req.open.token = control.Bearer(r.Header)
+	req.open.transport = metrics.TransportWebRTC
 	sess, err := s.open(r.Context(), req.open)
 	switch {
 	case errors.Is(err, errRefused):
 		log.Info("session refused", "cause", err.Error())
+		s.countRefusal(err)
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	case errors.Is(err, errBusy), errors.Is(err, errClosing):
 		log.Info("session refused", "cause", err.Error())
+		s.countRefusal(err)
 		w.Header().Set("Retry-After", "5")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return

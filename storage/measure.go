@@ -78,6 +78,9 @@ type Measure struct {
 	ReturnedVariables []string
 	Signal            json.RawMessage // nil: null
 	Variables         json.RawMessage
+	// MediaKept says whether the run kept its capture as the measure's
+	// media; nil when not recorded (not ended, or ended before it was).
+	MediaKept *bool
 }
 
 // CreateMeasure stores a new measure of c in the created state, with its tag
@@ -251,7 +254,7 @@ func (db *DB) ExternalUser(ctx context.Context, c Client, externalID string) (Ex
 
 const measureColumns = `id, status, kind, created_at, started_at, ended_at, has_user_data, external_id, sex, age,
 	weight, height, smoking_status, desired_variables, unwanted_variables, tags, compute_options,
-	returned_variables, signal, variables`
+	returned_variables, signal, variables, media_kept`
 
 func scanMeasure(row interface{ Scan(...any) error }) (Measure, error) {
 	var (
@@ -263,9 +266,10 @@ func scanMeasure(row interface{ Scan(...any) error }) (Measure, error) {
 		desired, unwanted, computeOptions, returned sql.NullString
 		tags                                        string
 		signal, variables                           sql.NullString
+		mediaKept                                   sql.NullBool
 	)
 	err := row.Scan(&m.ID, &m.Status, &kind, &createdAt, &startedAt, &endedAt, &hasUserData, &externalID, &sex,
-		&age, &weight, &height, &smoking, &desired, &unwanted, &tags, &computeOptions, &returned, &signal, &variables)
+		&age, &weight, &height, &smoking, &desired, &unwanted, &tags, &computeOptions, &returned, &signal, &variables, &mediaKept)
 	if err != nil {
 		return Measure{}, err
 	}
@@ -301,6 +305,9 @@ func scanMeasure(row interface{ Scan(...any) error }) (Measure, error) {
 	}
 	if variables.Valid {
 		m.Variables = json.RawMessage(variables.String)
+	}
+	if mediaKept.Valid {
+		m.MediaKept = &mediaKept.Bool
 	}
 	return m, nil
 }

@@ -91,6 +91,10 @@ type MeasureEnd struct {
 	// NoCredit is stored instead of Outcome when the client has no credit
 	// left this month; nothing is charged then.
 	NoCredit Outcome
+	// MediaKept says whether the run kept its capture as the measure's
+	// media; nil when it is not known (a run ended by the sweep after its
+	// instance died), stored as none.
+	MediaKept *bool
 }
 
 // EndMeasure ends c's started measure id, all in one transaction: it reads
@@ -135,10 +139,10 @@ func (db *DB) EndMeasure(ctx context.Context, c Client, id string, e MeasureEnd)
 		}
 		m, err = scanMeasure(tx.QueryRow(ctx,
 			`UPDATE measures SET status = 'ended', kind = ?, ended_at = ?, returned_variables = ?, signal = ?, variables = ?,
-			   features = ?
+			   features = ?, media_kept = ?
 			 WHERE id = ? AND client = ? AND status = 'started' RETURNING `+measureColumns,
 			nullIfEmpty(string(e.Kind)), millis(ended), jsonOrNull(nonNil(e.ReturnedVariables)), rawOrNull(out.Signal), string(variables),
-			rawOrNull(out.Features), id, c.key))
+			rawOrNull(out.Features), e.MediaKept, id, c.key))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -185,6 +189,18 @@ func (db *DB) ResetMeasure(ctx context.Context, c Client, id string) error {
 // ExistingAmong returns which of ids are measures, of any client and in
 // any state: the measures whose media are kept.
 func (db *DB) ExistingAmong(ctx context.Context, ids []string) (map[string]bool, error) {
+	return db.among(ctx, ids, "")
+}
+
+// EndedAmong returns which of ids are ended measures, of any client: the
+// measures whose media are complete.
+func (db *DB) EndedAmong(ctx context.Context, ids []string) (map[string]bool, error) {
+	return db.among(ctx, ids, ` AND status = 'ended'`)
+}
+
+// among returns which of ids are measures that also meet the condition
+// cond (an SQL fragment starting with AND, or empty).
+func (db *DB) among(ctx context.Context, ids []string, cond string) (map[string]bool, error) {
 	found := map[string]bool{}
 	const batch = 500 // well under either engine's limit of bound parameters
 	for len(ids) > 0 {
@@ -193,7 +209,7 @@ func (db *DB) ExistingAmong(ctx context.Context, ids []string) (map[string]bool,
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		rows, err := db.reader().Query(ctx, `SELECT id FROM measures WHERE id IN (?`+strings.Repeat(", ?", n-1)+`)`, args...)
+		rows, err := db.reader().Query(ctx, `SELECT id FROM measures WHERE id IN (?`+strings.Repeat(", ?", n-1)+`)`+cond, args...)
 		if err != nil {
 			return nil, fmt.Errorf("existing measures: %w", err)
 		}

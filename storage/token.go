@@ -144,9 +144,33 @@ func (db *DB) RevokeToken(ctx context.Context, c Client, id string) error {
 }
 
 // ErrSessionRefused: a token cannot open a session. The wrapped message
-// names the cause for the server log; the caller must answer every cause the
-// same way.
+// names the cause for the server log, and a refusal for one of the causes
+// below also matches that cause (errors.Is), for counting; the caller must
+// answer every cause the same way.
 var ErrSessionRefused = errors.New("storage: session refused")
+
+// The causes of a session refusal that the token's state decides; the
+// other cause is the account's opening rate (ErrOpeningRate).
+var (
+	ErrTokenUnknown      = errors.New("unknown token")
+	ErrTokenLacksChain   = errors.New("token lacks the permission")
+	ErrTokenRevoked      = errors.New("token revoked")
+	ErrTokenExpired      = errors.New("token expired")
+	ErrTokenSpent        = errors.New("token spent")
+	ErrClientDeactivated = errors.New("client deactivated")
+)
+
+// Refused is a session refusal for cause: its message is ErrSessionRefused's
+// and the details, and it matches both ErrSessionRefused and cause.
+func Refused(cause error, format string, args ...any) error {
+	return refusal{cause, fmt.Errorf("%w: "+format, append([]any{ErrSessionRefused}, args...)...)}
+}
+
+// refusal carries the cause beside the message, without repeating it there.
+type refusal struct{ cause, err error }
+
+func (r refusal) Error() string   { return r.err.Error() }
+func (r refusal) Unwrap() []error { return []error{r.err, r.cause} }
 
 // TokenSession is a session a token just opened.
 type TokenSession struct {
@@ -188,7 +212,7 @@ func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission
 			`SELECT key, id, client, expires_at, revoked_at FROM access_tokens WHERE value_hash = ?`, valueHash).
 			Scan(&key, &s.TokenID, &clientKey, &expiresAt, &revoked)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: unknown token", ErrSessionRefused)
+			return Refused(ErrTokenUnknown, "unknown token")
 		}
 		if err != nil {
 			return err
@@ -197,13 +221,13 @@ func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission
 			key, permission).Scan(&maxSessions, &opened)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("%w: token %s lacks permission %s", ErrSessionRefused, s.TokenID, permission)
+			return Refused(ErrTokenLacksChain, "token %s lacks permission %s", s.TokenID, permission)
 		case err != nil:
 			return err
 		case revoked.Valid:
-			return fmt.Errorf("%w: token %s is revoked", ErrSessionRefused, s.TokenID)
+			return Refused(ErrTokenRevoked, "token %s is revoked", s.TokenID)
 		case now >= expiresAt:
-			return fmt.Errorf("%w: token %s expired", ErrSessionRefused, s.TokenID)
+			return Refused(ErrTokenExpired, "token %s expired", s.TokenID)
 		}
 		if err := lockClient(ctx, tx, clientKey); err != nil {
 			return err
@@ -213,19 +237,22 @@ func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission
 		}
 		switch {
 		case !s.Client.Active:
-			return fmt.Errorf("%w: client %s is deactivated", ErrSessionRefused, s.Client.ID)
+			return Refused(ErrClientDeactivated, "client %s is deactivated", s.Client.ID)
 		case maxSessions.Valid && opened >= maxSessions.Int64:
-			return fmt.Errorf("%w: token %s is spent for %s", ErrSessionRefused, s.TokenID, permission)
+			return Refused(ErrTokenSpent, "token %s is spent for %s", s.TokenID, permission)
 		}
-		if err := admitOpening(ctx, tx, clientKey, now, openings); err != nil {
-			return fmt.Errorf("%w: client %s: %w", ErrSessionRefused, s.Client.ID, err)
+		switch err := admitOpening(ctx, tx, clientKey, now, openings); {
+		case errors.Is(err, ErrOpeningRate):
+			return Refused(ErrOpeningRate, "client %s: %v", s.Client.ID, err)
+		case err != nil:
+			return err
 		}
 		// Still conditional: the limit holds whatever slipped in between.
 		err = expectOne(tx.Exec(ctx,
 			`UPDATE token_permissions SET sessions_opened = sessions_opened + 1
 			 WHERE token = ? AND name = ? AND (max_sessions IS NULL OR sessions_opened < max_sessions)`, key, permission))
 		if errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("%w: token %s is spent for %s", ErrSessionRefused, s.TokenID, permission)
+			return Refused(ErrTokenSpent, "token %s is spent for %s", s.TokenID, permission)
 		}
 		if err != nil {
 			return err

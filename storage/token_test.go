@@ -140,14 +140,17 @@ func TestOpenTokenSession(t *testing.T) {
 		if err != nil || s.Client.ID != acme.ID || s.Opened != 1 || s.MaxSessions == nil || *s.MaxSessions != 1 {
 			t.Fatalf("first opening: %+v, %v", s, err)
 		}
-		for _, tc := range []struct{ name, hash, perm string }{
-			{"spent", "once", "measurement.scan"},
-			{"wrong permission", "once", "measurement.realtime"},
-			{"unknown value", "nope", "measurement.scan"},
-			{"revoked", "revoked", "measurement.scan"},
+		for _, tc := range []struct {
+			name, hash, perm string
+			cause            error
+		}{
+			{"spent", "once", "measurement.scan", ErrTokenSpent},
+			{"wrong permission", "once", "measurement.realtime", ErrTokenLacksChain},
+			{"unknown value", "nope", "measurement.scan", ErrTokenUnknown},
+			{"revoked", "revoked", "measurement.scan", ErrTokenRevoked},
 		} {
-			if _, err := db.OpenTokenSession(ctx, []byte(tc.hash), tc.perm, nil); !errors.Is(err, ErrSessionRefused) {
-				t.Errorf("%s: got %v, want ErrSessionRefused", tc.name, err)
+			if _, err := db.OpenTokenSession(ctx, []byte(tc.hash), tc.perm, nil); !errors.Is(err, ErrSessionRefused) || !errors.Is(err, tc.cause) {
+				t.Errorf("%s: got %v, want ErrSessionRefused and %v", tc.name, err, tc.cause)
 			}
 		}
 		// Permissions count apart: the realtime one has no limit.
@@ -168,14 +171,14 @@ func TestOpenTokenSession(t *testing.T) {
 		}
 
 		clock.set(start.Add(10 * time.Minute)) // expiresAt itself is too late
-		if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan", nil); !errors.Is(err, ErrSessionRefused) {
+		if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan", nil); !errors.Is(err, ErrSessionRefused) || !errors.Is(err, ErrTokenExpired) {
 			t.Fatalf("expired: %v", err)
 		}
 		clock.set(start)
 		if _, err := db.DeactivateClient(ctx, acme.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan", nil); !errors.Is(err, ErrSessionRefused) {
+		if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan", nil); !errors.Is(err, ErrSessionRefused) || !errors.Is(err, ErrClientDeactivated) {
 			t.Fatalf("deactivated client: %v", err)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
 	"github.com/pulsewire/pulsewire/session"
@@ -42,6 +44,8 @@ type serveConfig struct {
 	uploads                  int
 	memoryLimitMiB           int64
 	sessions                 session.Config
+	adminAddr                string
+	keepMedia                bool
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -69,6 +73,8 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.Int64Var(&cfg.sessions.MaxFrameBytes, "max-frame-bytes", session.DefaultMaxFrameBytes, "largest WebSocket message of a session (a JPEG frame and its 8-byte header)")
 	fs.IntVar(&cfg.sessions.MaxSessions, "max-sessions", session.DefaultMaxSessions, "sessions open at once, both environments together")
 	fs.StringVar(&cfg.sessions.WebRTCPublicIP, "webrtc-public-ip", "", "IPv4 address WebRTC clients reach this machine at behind a 1:1 NAT, published instead of the local address (not for a loopback listener)")
+	fs.BoolVar(&cfg.keepMedia, "keep-media", true, "keep each upload (video, images, captures, signal) as its measure's media until the measure is deleted; false analyses it from <data-dir>/<env>/scratch and removes it before the measure ends")
+	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "address of the admin listener: Prometheus metrics at /metrics, /healthz and /readyz; off when empty, loopback when the host is left out (:9090)")
 	fs.Var(&cfg.sessions.WebRTCPorts, "webrtc-udp-ports", "UDP port range `min-max` WebRTC takes its ports from, e.g. 50000-50100, for a firewall to open (default any port)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: pulsewire serve [flags]\n\nServes the Production and Test APIs on two listeners until SIGINT or SIGTERM.\nEvery flag can also be set by the environment variable shown.\n\nFlags:")
@@ -124,10 +130,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // server runs both environments, each on its own listener with its own
 // database and media folder.
 type server struct {
-	cfg  *serveConfig
-	log  *slog.Logger
-	loc  *time.Location
-	envs []*environment
+	cfg     *serveConfig
+	log     *slog.Logger
+	loc     *time.Location
+	envs    []*environment
+	metrics *metrics.Metrics // nil without --admin-addr: nothing is counted
+	admin   *adminListener   // nil without --admin-addr
 }
 
 // environment is one environment being served.
@@ -142,6 +150,9 @@ type environment struct {
 }
 
 func (s *server) open(ctx context.Context) error {
+	if s.cfg.adminAddr != "" {
+		s.metrics = metrics.New()
+	}
 	// The face detector is loaded once and shared by every session; the
 	// sessions of both environments share the machine, and so one bound.
 	cascade, err := face.LoadCascade()
@@ -157,7 +168,11 @@ func (s *server) open(ctx context.Context) error {
 		env             control.Env
 		addr, advertise string
 	}{{control.Production, s.cfg.addr, s.cfg.advertise}, {control.Test, s.cfg.testAddr, s.cfg.testAdvertise}} {
-		svc, db, err := openEnvironment(ctx, s.cfg.store, e.env, s.loc, instance)
+		svcOpts, err := s.serviceOptions(e.env)
+		if err != nil {
+			return err
+		}
+		svc, db, err := openEnvironment(ctx, s.cfg.store, e.env, s.loc, instance, svcOpts...)
 		if err != nil {
 			return err
 		}
@@ -181,7 +196,11 @@ func (s *server) open(ctx context.Context) error {
 		// Each environment has its own pool: a client of one can never
 		// starve the other of places.
 		analyzer := control.NewAnalyzer(s.cfg.workers, s.cfg.queue, s.cfg.uploads, media.VideoOptions{})
-		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer})
+		if s.metrics != nil {
+			analyzer.Instrument(s.metrics, e.env)
+		}
+		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer,
+			Checks: []control.Check{{Name: "sessions", Err: env.sessions.Ready}}})
 		env.srv = &http.Server{
 			Handler:           env.api,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -193,7 +212,27 @@ func (s *server) open(ctx context.Context) error {
 		env.srv.RegisterOnShutdown(func() { env.sessions.Shutdown(context.Background()) })
 		s.log.Info("listening", "env", string(e.env), "addr", env.ln.Addr().String())
 	}
+	if s.cfg.adminAddr != "" {
+		apis := []*control.API{s.envs[0].api, s.envs[1].api}
+		if s.admin, err = openAdmin(s.cfg.adminAddr, s.metrics, s.log, apis); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// serviceOptions are how the server runs env's control plane: counted
+// when metrics are served, and without media when told to keep none.
+func (s *server) serviceOptions(env control.Env) ([]control.ServiceOption, error) {
+	opts := []control.ServiceOption{control.WithMetrics(s.metrics)}
+	if !s.cfg.keepMedia {
+		scratch, err := storage.NewMediaDir(filepath.Join(s.cfg.store.dataDir, string(env), "scratch"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", env, err)
+		}
+		opts = append(opts, control.KeepNoMedia(scratch))
+	}
+	return opts, nil
 }
 
 // mountedRoutes are the routes served beside the API on an environment's
@@ -213,7 +252,7 @@ func mountedRoutes(svc *control.Service, sessions *session.Server, cfg *serveCon
 // the listeners, each environment keeps up with the other instances
 // (control.Service.KeepUp) until its sessions have ended.
 func (s *server) serve(ctx context.Context) error {
-	errs := make(chan error, len(s.envs))
+	errs := make(chan error, len(s.envs)+1)
 	upkeep, stopUpkeep := context.WithCancel(context.WithoutCancel(ctx))
 	var kept sync.WaitGroup
 	defer kept.Wait()
@@ -221,6 +260,9 @@ func (s *server) serve(ctx context.Context) error {
 	for _, e := range s.envs {
 		go func() { errs <- e.srv.Serve(e.ln) }()
 		kept.Go(func() { e.svc.KeepUp(upkeep, e.upkeep) })
+	}
+	if s.admin != nil {
+		go func() { errs <- s.admin.serve() }()
 	}
 	var err error
 	select {
@@ -241,6 +283,12 @@ func (s *server) serve(ctx context.Context) error {
 			err = errors.Join(err, serr)
 		}
 	}
+	// The metrics stay up until the rest has drained.
+	if s.admin != nil {
+		if serr := s.admin.shutdown(stop); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -249,6 +297,9 @@ func (s *server) serve(ctx context.Context) error {
 }
 
 func (s *server) close() {
+	if s.admin != nil {
+		s.admin.ln.Close()
+	}
 	for _, e := range s.envs {
 		if e.ln != nil {
 			e.ln.Close()

@@ -101,8 +101,8 @@ func (c storeConfig) openMedia(ctx context.Context, env control.Env) (storage.Me
 }
 
 // openEnvironment opens one environment's database and media, and its
-// control plane over them.
-func openEnvironment(ctx context.Context, c storeConfig, env control.Env, loc *time.Location, instance string) (*control.Service, *storage.DB, error) {
+// control plane over them, run with opts.
+func openEnvironment(ctx context.Context, c storeConfig, env control.Env, loc *time.Location, instance string, opts ...control.ServiceOption) (*control.Service, *storage.DB, error) {
 	media, err := c.openMedia(ctx, env)
 	if err != nil {
 		return nil, nil, err
@@ -111,5 +111,5 @@ func openEnvironment(ctx context.Context, c storeConfig, env control.Env, loc *t
 	if err != nil {
 		return nil, nil, err
 	}
-	return control.NewService(env, db, media), db, nil
+	return control.NewService(env, db, media, opts...), db, nil
 }

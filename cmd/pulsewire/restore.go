@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pulsewire/pulsewire/control"
+	"github.com/pulsewire/pulsewire/storage"
+)
+
+const restoreUsage = `Usage: pulsewire restore --from DIR --data-dir D
+
+Restores the backup in DIR into the data folder D, which must not hold the
+environments restored (a new or empty folder): every file is checked
+against the backup's manifest (size and SHA-256) and each database with
+SQLite's integrity check before anything is put in place. Then start the
+server on D. Prints a summary as JSON.
+
+Flags:
+`
+
+func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	flags := flag.NewFlagSet("restore", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	from := flags.String("from", "", "the backup folder 'pulsewire backup' wrote")
+	dataDir := flags.String("data-dir", "./data", "the data folder to restore into")
+	flags.Usage = func() { fmt.Fprint(stderr, restoreUsage); flags.PrintDefaults() }
+	withEnvNames(flags)
+	if err := parseFlags(flags, args); err != nil {
+		return helpIsDone(err)
+	}
+	if *from == "" || flags.NArg() > 0 {
+		flags.Usage()
+		return errUsage
+	}
+	start := time.Now()
+	m, err := readManifest(*from)
+	if err != nil {
+		return err
+	}
+	// Nothing is touched unless every environment can be restored.
+	for env := range m.Environments {
+		target := filepath.Join(*dataDir, string(env))
+		if entries, err := os.ReadDir(target); err == nil && len(entries) > 0 {
+			return fmt.Errorf("restore: %s is not empty: restore into a new data folder, or move it away first", target)
+		}
+	}
+	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	tmp, err := os.MkdirTemp(*dataDir, ".restore-")
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	for env, list := range m.Environments {
+		if err := restoreEnvironment(ctx, list, filepath.Join(*from, string(env)), filepath.Join(tmp, string(env))); err != nil {
+			return fmt.Errorf("restore %s: %w", env, err)
+		}
+	}
+	// Every environment is checked and copied: now they go in place.
+	for env := range m.Environments {
+		target := filepath.Join(*dataDir, string(env))
+		os.Remove(target) // empty, if there
+		if err := os.Rename(filepath.Join(tmp, string(env)), target); err != nil {
+			return fmt.Errorf("restore %s: %w", env, err)
+		}
+	}
+	syncDir(*dataDir)
+	return printSummary(stdout, *dataDir, m, time.Since(start))
+}
+
+// readManifest reads a backup's manifest and refuses what this binary
+// cannot restore.
+func readManifest(dir string) (*manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w (is %s a complete backup?)", err, dir)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("restore: %s: %w", manifestName, err)
+	}
+	if m.Format != backupFormat {
+		return nil, fmt.Errorf("restore: backup format %d; this version reads format %d", m.Format, backupFormat)
+	}
+	if len(m.Environments) == 0 {
+		return nil, fmt.Errorf("restore: %s lists no environment", manifestName)
+	}
+	for env := range m.Environments {
+		if _, err := control.ParseEnv(string(env)); err != nil {
+			return nil, fmt.Errorf("restore: %s: %w", manifestName, err)
+		}
+	}
+	return &m, nil
+}
+
+// restoreEnvironment copies one environment of a backup (src) into dst,
+// checking every file against the manifest as it is copied, and the
+// database with SQLite's integrity check.
+func restoreEnvironment(ctx context.Context, list *envBackupList, src, dst string) error {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	dbFile := filepath.Join(dst, databaseName)
+	got, err := copyFile(filepath.Join(src, databaseName), dbFile)
+	if err != nil {
+		return err
+	}
+	if got.Bytes != list.Database.Bytes || got.SHA256 != list.Database.SHA256 {
+		return fmt.Errorf("%s differs from the manifest: the backup is damaged", databaseName)
+	}
+	db, err := storage.OpenReadOnly(dbFile)
+	if err != nil {
+		return err
+	}
+	err = db.Verify(ctx)
+	db.Close()
+	if err != nil {
+		return err
+	}
+	from := &storage.MediaDir{Root: filepath.Join(src, "media")}
+	to, err := storage.NewMediaDir(filepath.Join(dst, "media"))
+	if err != nil {
+		return err
+	}
+	for _, want := range list.Media {
+		got, err := copyMedia(ctx, from, to, want.Measure, want.Name)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("media %s/%s differs from the manifest: the backup is damaged", want.Measure, want.Name)
+		}
+	}
+	return nil
+}
+
+// copyFile copies src to the new file dst, synced, and returns the size
+// and SHA-256 it read.
+func copyFile(src, dst string) (backupFile, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return backupFile{}, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return backupFile{}, err
+	}
+	h := &hashingReader{r: in, h: sha256.New()}
+	_, err = io.Copy(out, h)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return backupFile{}, err
+	}
+	return backupFile{Bytes: h.n, SHA256: hex.EncodeToString(h.h.Sum(nil))}, nil
+}
