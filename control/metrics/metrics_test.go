@@ -40,7 +40,7 @@ pulsewire_session_frames_dropped_total{chain="realtime",env="test",transport="we
 # HELP pulsewire_refusals_total Requests and session openings refused by a limit or a token's state, by environment and cause.
 # TYPE pulsewire_refusals_total counter
 pulsewire_refusals_total{cause="spent",env="production"} 1
-# HELP pulsewire_analysis_queue_depth Runs whose capture is in, waiting for a worker.
+# HELP pulsewire_analysis_queue_depth Runs whose capture is in, waiting for a worker, by environment.
 # TYPE pulsewire_analysis_queue_depth gauge
 pulsewire_analysis_queue_depth{env="production"} 1
 # HELP pulsewire_runs_total Measurement runs admitted, by environment, source and outcome.
@@ -102,7 +102,7 @@ func TestHandler(t *testing.T) {
 	m := New()
 	exercise(m)
 	body := scrape(m)
-	for _, want := range []string{"pulsewire_runs_total", "go_goroutines", "pulsewire_analysis_workers 2"} {
+	for _, want := range []string{"pulsewire_runs_total", "go_goroutines", `pulsewire_analysis_workers{env="production"} 2`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("no %s in\n%.2000s", want, body)
 		}
