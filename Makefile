@@ -7,8 +7,10 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 all: check test
 
+# -buildvcs=auto records the commit for `pulsewire version`, even where the Go
+# configuration turns it off (GOFLAGS=-buildvcs=false).
 build:
-	$(GO) build -o $(BIN) ./cmd/pulsewire
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/pulsewire
 
 deps-run:
 	@bash scripts/install-deps.sh run
@@ -30,7 +32,7 @@ run: deps-run build
 TEST_ENV := PULSEWIRE_BINARY=$(CURDIR)/bin/pulsewire PULSEWIRE_SYNTH=$(CURDIR)/bin/synth GOPROXY=off
 test: deps-test
 	$(GO) mod download
-	$(GO) build -o bin/pulsewire ./cmd/pulsewire
+	$(GO) build -buildvcs=auto -o bin/pulsewire ./cmd/pulsewire
 	$(GO) build -o bin/synth ./scripts/synth
 	$(TEST_ENV) scripts/netns.sh $(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v '/cmd/pulsewire$$')
 	$(TEST_ENV) scripts/netns.sh $(GO) test -race -timeout 20m ./cmd/pulsewire

@@ -230,6 +230,10 @@ func (a *API) logRequests(c *gin.Context) {
 	}
 	level := slog.LevelInfo
 	switch status := c.Writer.Status(); {
+	case status < 400 && a.internal[routeKey(c.Request.Method, route)]:
+		// The pages' own files (widget, demo, reference): a page load
+		// asks for a dozen, which would bury the lines that matter.
+		level = slog.LevelDebug
 	case status == http.StatusServiceUnavailable:
 		level = slog.LevelWarn // a full run pool: the load, not a fault
 	case status >= 500:

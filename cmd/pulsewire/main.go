@@ -23,6 +23,7 @@ var commands = []command{
 	{"serve", "serve the Production and Test APIs", runServe},
 	{"client", "create, list, update and deactivate clients (API keys)", runClient},
 	{"analyze", "measure a video, images or a signal file offline and print the result", runAnalyze},
+	{"version", "print the version and source revision of this binary", runVersion},
 }
 
 func main() {
@@ -46,6 +47,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errUsage
 		}
 		return nil
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	for _, c := range commands {
 		if c.name == args[0] {

@@ -22,6 +22,18 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
+const serveUsage = `Usage: pulsewire serve [flags]
+
+Serves the Production and Test APIs on two listeners until SIGINT or SIGTERM,
+each with its own database and media under --data-dir (created when missing).
+Every listener also serves the API reference at /docs, the OpenAPI document at
+/openapi.json and the browser widget at /widget/pulsewire.js. With --dev it
+serves the demo page at / as well (make run starts the server so).
+Every flag can also be set by the environment variable shown.
+
+Flags:
+`
+
 // serveConfig is what `pulsewire serve` is told, by flag or environment
 // variable.
 type serveConfig struct {
@@ -44,8 +56,9 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address of the Production API")
 	fs.StringVar(&cfg.testAddr, "test-addr", "127.0.0.1:8081", "address of the Test API")
 	fs.StringVar(&cfg.timeZone, "time-zone", "UTC", "IANA time zone whose calendar counts token days and dates of birth")
-	fs.BoolVar(&cfg.dev, "dev", false, "development mode: readable debug logs and a banner with next steps")
-	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info, debug with --dev)")
+	fs.BoolVar(&cfg.dev, "dev", false, "development mode, never for production: serves the demo page at / and its token route POST /demo/access-tokens, "+
+		"which mints access tokens without an API key; logs as text; prints a banner with the addresses and next steps")
+	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info)")
 	fs.StringVar(&cfg.logFormat, "log-format", "", "json or text (default json, text with --dev)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a stop waits for requests in flight")
 	fs.IntVar(&cfg.workers, "workers", runtime.NumCPU(), "measurements of uploads analysed at once, both environments together")
@@ -58,7 +71,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&cfg.sessions.WebRTCPublicIP, "webrtc-public-ip", "", "IPv4 address WebRTC clients reach this machine at behind a 1:1 NAT, published instead of the local address (not for a loopback listener)")
 	fs.Var(&cfg.sessions.WebRTCPorts, "webrtc-udp-ports", "UDP port range `min-max` WebRTC takes its ports from, e.g. 50000-50100, for a firewall to open (default any port)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: pulsewire serve [flags]\n\nServes the Production and Test APIs on two listeners until SIGINT or SIGTERM.\nEvery flag can also be set by the environment variable shown.\n\nFlags:")
+		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
 	}
 	withEnvNames(fs)
@@ -229,26 +242,36 @@ func (s *server) close() {
 	}
 }
 
-// banner tells a developer what to do next: create a client on Test and
-// mint a token with its key.
+// banner tells a developer where things are and what to do next: create
+// a client on Test and mint a token with its key. Its paths are absolute,
+// so that its commands work from any folder; it comes after the start-up
+// logs, and in dev mode the requests for the pages' own files log at debug
+// level only, so that it stays on screen while the demo page loads.
 func (s *server) banner(w io.Writer) {
-	self := os.Args[0]
-	prod, test := s.envs[0].ln.Addr().String(), s.envs[1].ln.Addr().String()
+	self, err := os.Executable()
+	if err != nil {
+		self, _ = filepath.Abs(os.Args[0])
+	}
+	data, err := filepath.Abs(s.cfg.dataDir)
+	if err != nil {
+		data = s.cfg.dataDir
+	}
+	prod, test := "http://"+s.envs[0].ln.Addr().String(), "http://"+s.envs[1].ln.Addr().String()
 	fmt.Fprintf(w, `
-PulseWire is running (dev mode).
-  Production  http://%[1]s
-  Test        http://%[2]s
-  Data        %[3]s
-  Demo page   http://%[1]s/ (measure yourself with this computer's camera)
+PulseWire %[5]s is running in dev mode (pulsewire serve --help lists every flag).
+  Demo page      %[1]s/  (measure yourself with this computer's camera)
+  API reference  %[1]s/docs
+  Production     %[1]s
+  Test           %[2]s
+  Data           %[3]s
 
 Next steps, in another terminal:
   1. Create a client on Test and keep its API key (shown once):
-     export KEY=$(%[4]s client create --data-dir %[3]s --env test --name demo | sed -n 's/.*"apiKey":"\([^"]*\)".*/\1/p')
+     export KEY=$(%[4]s client create --data-dir %[6]s --env test --name demo | sed -n 's/.*"apiKey":"\([^"]*\)".*/\1/p')
   2. Mint an access token for the widget:
-     curl -s -X POST http://%[2]s/access-tokens -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"10m"}'
-  API reference: http://%[2]s/openapi.json
+     curl -s -X POST %[2]s/access-tokens -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"10m"}'
 
-`, prod, test, shellQuote(s.cfg.dataDir), shellQuote(self))
+`, prod, test, data, shellQuote(self), readBuildVersion(), shellQuote(data))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -259,8 +282,14 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// openEnvironment opens one environment under dataDir: its database
-// (<dataDir>/<env>/pulsewire.db) and media folder (<dataDir>/<env>/media).
+// environmentDB is the database of env, relative to the data folder.
+func environmentDB(env control.Env) string {
+	return filepath.Join(string(env), "pulsewire.db")
+}
+
+// openEnvironment opens one environment under dataDir, creating what is
+// missing: its database (<dataDir>/<env>/pulsewire.db) and media folder
+// (<dataDir>/<env>/media).
 func openEnvironment(ctx context.Context, dataDir string, env control.Env, loc *time.Location) (*control.Service, *storage.DB, error) {
 	dir := filepath.Join(dataDir, string(env))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -270,7 +299,7 @@ func openEnvironment(ctx context.Context, dataDir string, env control.Env, loc *
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", env, err)
 	}
-	db, err := storage.Open(ctx, filepath.Join(dir, "pulsewire.db"), storage.Options{Location: loc})
+	db, err := storage.Open(ctx, filepath.Join(dataDir, environmentDB(env)), storage.Options{Location: loc})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", env, err)
 	}
@@ -280,7 +309,7 @@ func openEnvironment(ctx context.Context, dataDir string, env control.Env, loc *
 func newLogger(w io.Writer, cfg *serveConfig) (*slog.Logger, error) {
 	level, format := cfg.logLevel, cfg.logFormat
 	if level == "" {
-		level = map[bool]string{true: "debug", false: "info"}[cfg.dev]
+		level = "info"
 	}
 	if format == "" {
 		format = map[bool]string{true: "text", false: "json"}[cfg.dev]

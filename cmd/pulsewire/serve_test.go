@@ -392,11 +392,11 @@ func TestServeRecoversThenRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(orphan, "video"), []byte("half an upload"), 0o600)
-	_, key := createClient(t, bin, data, "test", "acme")
 	srv := startServer(t, bin, data)
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
 		t.Fatalf("orphan media after start-up: %v\n%s", err, srv.out)
 	}
+	_, key := createClient(t, bin, data, "test", "acme")
 	if !strings.Contains(srv.out.String(), `"media_folders_removed":1`) {
 		t.Errorf("the repair is not logged:\n%s", srv.out)
 	}
