@@ -37,11 +37,14 @@ test: deps-test
 	$(TEST_ENV) scripts/netns.sh $(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v '/cmd/pulsewire$$')
 	$(TEST_ENV) scripts/netns.sh $(GO) test -race -timeout 20m ./cmd/pulsewire
 
-## check: formatting, vet and staticcheck (pinned)
+## check: formatting, vet, staticcheck (pinned), and the API reference: the OpenAPI
+## document lints clean under Redocly CLI and the Redoc bundle served at /docs is the
+## pinned one (scripts/apidocs, npm with a lockfile; `check.sh --update` after a bump)
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	bash scripts/apidocs/check.sh
 
 ## bench: speed benchmarks (numbers, not assertions)
 bench: deps-test

@@ -68,6 +68,9 @@ type Options struct {
 	// API's own (NewAnalyzer(0, DefaultQueue, ...)). A server shares one
 	// between its environments.
 	Analyzer *Analyzer
+	// Servers are the base URLs GET /openapi.json names; nil keeps the
+	// document's own (the default listeners).
+	Servers []Server
 }
 
 // NewAPI returns the API of svc's environment.
@@ -100,7 +103,14 @@ func NewAPI(svc *Service, opts Options) *API {
 	e.Use(a.recoverPanics, a.logRequests)
 	e.NoRoute(func(c *gin.Context) { a.fail(c, storage.ErrNotFound) })
 
-	e.GET("/openapi.json", serveOpenAPI)
+	doc := openAPI
+	if opts.Servers != nil {
+		var err error
+		if doc, err = withServers(openAPI, opts.Servers); err != nil {
+			panic("control: " + err.Error()) // the document is embedded: a build error, not outside data
+		}
+	}
+	e.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", doc) })
 	for _, r := range opts.Routes {
 		e.Handle(r.Method, r.Path, mounted(r.Handler))
 		if r.Internal {

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages PulseWire runs or tests with, only when a
-# command they provide is missing. Usage: install-deps.sh run|test
-#   run:  ffmpeg (video decoding), heif-convert (HEIC images)
-#   test: the above plus chromium (browser end-to-end tests) and iproute2 (their network namespace)
+# command they provide is missing. Usage: install-deps.sh run|test|check
+#   run:   ffmpeg (video decoding), heif-convert (HEIC images)
+#   test:  the above plus chromium (browser end-to-end tests) and iproute2 (their network namespace)
+#   check: node and npm (Redocly CLI lints the OpenAPI document; scripts/apidocs)
 set -euo pipefail
 
 need=()
-command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
-command -v heif-convert >/dev/null 2>&1 || need+=(libheif-examples)
+if [ "${1:-run}" = check ]; then
+	command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+else
+	command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+	command -v heif-convert >/dev/null 2>&1 || need+=(libheif-examples)
+fi
 if [ "${1:-run}" = test ]; then
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 	command -v ip >/dev/null 2>&1 || need+=(iproute2) # scripts/netns.sh

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -171,7 +172,13 @@ func (s *server) open(ctx context.Context) error {
 		if env.sessions, err = session.NewServer(svc, opts); err != nil {
 			return err
 		}
-		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer})
+		s.log.Info("listening", "env", string(e.env), "addr", env.ln.Addr().String())
+	}
+	// The APIs come once both listen: each one's OpenAPI document names
+	// both listeners.
+	servers := s.openAPIServers()
+	for _, env := range s.envs {
+		env.api = control.NewAPI(env.svc, control.Options{Logger: s.log, Routes: mountedRoutes(env.svc, env.sessions, s.cfg), Analyzer: analyzer, Servers: servers})
 		env.srv = &http.Server{
 			Handler:           env.api,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -181,9 +188,33 @@ func (s *server) open(ctx context.Context) error {
 		// Shutdown does not reach hijacked connections: the sessions
 		// end theirs (serve waits for them).
 		env.srv.RegisterOnShutdown(func() { env.sessions.Shutdown(context.Background()) })
-		s.log.Info("listening", "env", string(e.env), "addr", env.ln.Addr().String())
 	}
 	return nil
+}
+
+// openAPIServers are the servers of the OpenAPI document: the base URL of
+// each environment's listener. A listener on every address (0.0.0.0, ::)
+// is named by the loopback address of its family, which reaches it from
+// this machine; how others reach it (a proxy, a name) the server cannot
+// know.
+func (s *server) openAPIServers() []control.Server {
+	var servers []control.Server
+	for i, env := range s.envs {
+		addr := env.ln.Addr().(*net.TCPAddr)
+		ip := addr.IP
+		if ip.IsUnspecified() {
+			ip = net.IPv6loopback
+			if ip4 := addr.IP.To4(); ip4 != nil {
+				ip = net.IPv4(127, 0, 0, 1)
+			}
+		}
+		name := []string{"Production", "Test"}[i]
+		servers = append(servers, control.Server{
+			URL:         "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(addr.Port)),
+			Description: name + " (this server's listener)",
+		})
+	}
+	return servers
 }
 
 // mountedRoutes are the routes served beside the API on an environment's
@@ -256,7 +287,8 @@ func (s *server) banner(w io.Writer) {
 	if err != nil {
 		data = s.cfg.dataDir
 	}
-	prod, test := "http://"+s.envs[0].ln.Addr().String(), "http://"+s.envs[1].ln.Addr().String()
+	servers := s.openAPIServers()
+	prod, test := servers[0].URL, servers[1].URL
 	fmt.Fprintf(w, `
 PulseWire %[5]s is running in dev mode (pulsewire serve --help lists every flag).
   Demo page      %[1]s/  (measure yourself with this computer's camera)

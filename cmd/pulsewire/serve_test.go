@@ -239,8 +239,17 @@ func TestEndToEnd(t *testing.T) {
 	if status, _ := call(t, "GET", srv.prod+"/measures", key, ""); status != 401 {
 		t.Fatalf("a test key on production: %d", status)
 	}
-	if status, _ := call(t, "GET", srv.prod+"/openapi.json", "", ""); status != 200 {
-		t.Fatalf("openapi: %d", status)
+	// The OpenAPI document names this server's listeners, on both.
+	for _, base := range []string{srv.prod, srv.test} {
+		status, body := call(t, "GET", base+"/openapi.json", "", "")
+		var doc struct{ Servers []struct{ URL string } }
+		if err := json.Unmarshal(body, &doc); status != 200 || err != nil || len(doc.Servers) != 2 ||
+			doc.Servers[0].URL != srv.prod || doc.Servers[1].URL != srv.test {
+			t.Fatalf("openapi: %d %v %+v", status, err, doc.Servers)
+		}
+		if status, body := call(t, "GET", base+"/docs", "", ""); status != 200 || !strings.Contains(string(body), "redoc.standalone.js") {
+			t.Fatalf("the API reference: %d %.100s", status, body)
+		}
 	}
 
 	// The banner's next steps work as printed.

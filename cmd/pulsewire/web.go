@@ -12,13 +12,18 @@ import (
 	"github.com/pulsewire/pulsewire/web"
 )
 
-// widgetRoutes serve the browser widget's files on every listener, in
-// every mode: a company's page imports /widget/pulsewire.js.
+// widgetRoutes serve the browser widget's files and the API reference on
+// every listener, in every mode: a company's page imports
+// /widget/pulsewire.js, and its developers read /docs.
 func widgetRoutes() []control.Route {
-	h := web.Widget()
+	h, ref := web.Widget(), web.Reference()
 	return []control.Route{
 		{Method: http.MethodGet, Path: "/widget/:file", Handler: h, Internal: true},
 		{Method: http.MethodHead, Path: "/widget/:file", Handler: h, Internal: true},
+		{Method: http.MethodGet, Path: web.ReferencePath, Handler: ref, Internal: true},
+		{Method: http.MethodHead, Path: web.ReferencePath, Handler: ref, Internal: true},
+		{Method: http.MethodGet, Path: web.ReferencePath + "/:file", Handler: ref, Internal: true},
+		{Method: http.MethodHead, Path: web.ReferencePath + "/:file", Handler: ref, Internal: true},
 	}
 }
 
