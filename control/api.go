@@ -25,7 +25,7 @@ func init() {
 	gin.SetMode(gin.ReleaseMode)
 }
 
-// Rate limits (SPEC 8, ARCHITECTURE.md): per API key, over all routes, and
+// Rate limits (docs/api.md, Limits): per API key, over all routes, and
 // again for minting tokens.
 const (
 	requestsPerMinute = 300
@@ -36,7 +36,7 @@ const (
 // characters and the rest.
 const maxJSONBody = 1 << 20
 
-// API is the REST API of one environment (SPEC 4) as an http.Handler.
+// API is the REST API of one environment (docs/api.md) as an http.Handler.
 type API struct {
 	svc            *Service
 	log            *slog.Logger
@@ -163,7 +163,7 @@ func (a *API) handle(h func(c *gin.Context, client storage.Client) error) gin.Ha
 }
 
 // authenticate admits a request with the API key of an active client of
-// this environment (SPEC 5.1), and answers 401 to anything else.
+// this environment, and answers 401 to anything else.
 func (a *API) authenticate(c *gin.Context) {
 	client, err := a.svc.Authenticate(c.Request.Context(), Bearer(c.Request.Header))
 	if err != nil {
@@ -306,7 +306,7 @@ var errorStatus = map[Code]int{
 	Internal:     http.StatusInternalServerError,
 }
 
-// Error bodies, in the shapes of ARCHITECTURE.md (NestJS's).
+// Error bodies, in NestJS's shapes, which clients of such APIs already parse.
 type (
 	badRequestBody struct {
 		StatusCode int      `json:"statusCode"`
@@ -329,7 +329,7 @@ func (a *API) fail(c *gin.Context, err error) {
 	c.Abort()
 }
 
-// WriteError answers err with the status and body of its code (SPEC 7, one
+// WriteError answers err with the status and body of its code (one
 // table: errorStatus), Retry-After for the waits: the answer of every
 // route, mounted ones included. Only Internal errors are logged here (with
 // their cause); the others are the caller's and show in the request line's

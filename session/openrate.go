@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The opening rate of an account (SPEC 5.4, 8): at most this many session
+// The opening rate of an account: at most this many session
 // openings in any window of this length, for each window.
 var openingLimits = []struct {
 	n   int

@@ -11,11 +11,11 @@ import (
 )
 
 // ErrAlreadyRun: a run was asked of a measure that is no longer in the
-// created state. A measure runs once (SPEC 3.1).
+// created state. A measure runs once.
 var ErrAlreadyRun = errors.New("storage: measure already run")
 
 // StartNewMeasure stores a new measure of c already started: the first step
-// of a create-and-run, which passes through started (SPEC 3.1). id is the
+// of a create-and-run, which passes through started. id is the
 // caller's, who may have stored the run's media under it already. Such a
 // measure is removed, not reset, when its run fails.
 func (db *DB) StartNewMeasure(ctx context.Context, c Client, id string, n NewMeasure) (Measure, error) {
@@ -65,7 +65,7 @@ func alreadyRunOrMissing(ctx context.Context, tx *sql.Tx, c Client, id string) e
 	return ErrNotFound
 }
 
-// Outcome is what a run found, as the API shows it: the JSON of SPEC 2.2's
+// Outcome is what a run found, as the API shows it: the JSON of the measure's
 // signal (nil: null) and variables, and the pulse features a later
 // calibration is anchored to (nil: none).
 type Outcome struct {

@@ -218,7 +218,7 @@ func analyzeSignal(path string, in dsp.Inputs) (dsp.Result, error) {
 }
 
 // personFlag collects --user-data key=value pairs into a dsp.Person, with
-// SPEC 2.4's bounds.
+// the API's bounds of userData.
 type personFlag struct {
 	p dsp.Person
 }

@@ -55,9 +55,9 @@ const demoTokenDuration = "10m"
 var demoChains = map[string]string{"scan": control.PermissionScan, "realtime": control.PermissionRealtime}
 
 // demoTokens answers POST /demo/access-tokens?chain=scan|realtime with a
-// new token of the demo client, as POST /access-tokens answers (SPEC 2.1):
-// one permission for the chain, maxSessions 1, as SPEC 5.5 advises for
-// every measurement.
+// new token of the demo client, as POST /access-tokens answers: one
+// permission for the chain, maxSessions 1, as the API advises for every
+// measurement.
 type demoTokens struct {
 	svc *control.Service
 	mu  sync.Mutex // serialises finding or creating the demo client

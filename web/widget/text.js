@@ -27,7 +27,7 @@ export const defaultText = {
   skip: 'Skip',
   calibrated: 'Saved. Thank you.',
 
-  // Live guidance, by capture-quality code (SPEC 2.3).
+  // Live guidance, by capture-quality code.
   guidance: {
     CONFORMITY_FACE_PRESENCE: 'Keep your face in the oval',
     CONFORMITY_FACE_SIZE: 'Move closer',
@@ -39,7 +39,7 @@ export const defaultText = {
     CONFORMITY_MISSING_SIGNAL: 'Hold still in even light',
   },
 
-  // The variables of a result (SPEC 2.3), with their units.
+  // The variables of a result, with their units.
   variables: {
     hr: ['Heart rate', 'bpm'],
     br: ['Breathing rate', 'breaths/min'],

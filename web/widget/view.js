@@ -149,7 +149,7 @@ export class View {
   }
 
   /**
-   * showResult draws the result card of a measure (SPEC 2.2): its
+   * showResult draws the result card of a measure: its
    * variables in a fixed order, each value or the reason it has none, and
    * the calibration form when asked.
    */
@@ -239,7 +239,7 @@ function mean(v) {
   return v && !v.error && v.value && Number.isFinite(v.value.mean) ? String(Math.round(v.value.mean)) : '–';
 }
 
-// format shows a variable's value (SPEC 2.3 shapes) with its unit.
+// format shows a variable's value with its unit.
 function format(name, value, unit, t) {
   const u = unit ? ` ${unit}` : '';
   if (value === null || value === undefined) return t.notMeasured;
