@@ -39,9 +39,12 @@ func readBuildVersion() buildVersion {
 	return v
 }
 
-// String is the one line the banner and the start-up log show.
+// String is the one line the banner shows.
 func (v buildVersion) String() string {
 	s := v.Version
+	if s == "(devel)" && v.Revision == "" {
+		return "(a development build)"
+	}
 	if v.Revision != "" {
 		rev := v.Revision
 		if len(rev) > 12 {
