@@ -339,7 +339,7 @@ func TestDemoPageLayout(t *testing.T) {
 			if page.Advanced || !page.Medical || !page.Docs || len(page.Order) == 0 || page.Order[0] != "widget" {
 				t.Errorf("the page: %+v (want Advanced closed, the note, the reference link, the widget first)", page)
 			}
-			inView(t, b, win, ".stage", ".actions button.primary")
+			inView(t, b, win, "idle", ".stage", ".actions button.primary")
 			pageScreenshot(t, b, fmt.Sprintf("page-start-%v.png", win))
 
 			// Measuring, and the server asks the person to come closer.
@@ -370,7 +370,7 @@ func TestDemoPageLayout(t *testing.T) {
 			if got.Text != "Move closer" || got.Status != "Move closer" || !got.Shown || !got.OnStage {
 				t.Errorf("guidance: %+v, want \"Move closer\" shown on the camera picture and in the status line", got)
 			}
-			inView(t, b, win, ".stage", ".hint", ".status", ".live .tiles", ".wave")
+			inView(t, b, win, "measuring", ".stage", ".hint", ".status", ".live .tiles", ".wave")
 			pageScreenshot(t, b, fmt.Sprintf("page-guidance-%v.png", win))
 
 			// All well, or still warming up: nothing on the picture.
