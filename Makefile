@@ -7,8 +7,10 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 all: check test
 
+# -buildvcs=auto records the commit for `pulsewire version`, even where the Go
+# configuration turns it off (GOFLAGS=-buildvcs=false).
 build:
-	$(GO) build -o $(BIN) ./cmd/pulsewire
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/pulsewire
 
 deps-run:
 	@bash scripts/install-deps.sh run
@@ -34,16 +36,19 @@ TEST_ENV := PULSEWIRE_BINARY=$(CURDIR)/bin/pulsewire PULSEWIRE_SYNTH=$(CURDIR)/b
 	PULSEWIRE_VERSITYGW=$(CURDIR)/bin/versitygw PULSEWIRE_REQUIRE_SERVERS=1 GOPROXY=off
 test: deps-test
 	$(GO) mod download
-	$(GO) build -o bin/pulsewire ./cmd/pulsewire
+	$(GO) build -buildvcs=auto -o bin/pulsewire ./cmd/pulsewire
 	$(GO) build -o bin/synth ./scripts/synth
 	$(TEST_ENV) scripts/netns.sh $(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v '/cmd/pulsewire$$')
 	$(TEST_ENV) scripts/netns.sh $(GO) test -race -timeout 20m ./cmd/pulsewire
 
-## check: formatting, vet and staticcheck (pinned)
+## check: formatting, vet, staticcheck (pinned), and the API reference: the OpenAPI
+## document lints clean under Redocly CLI and the Redoc bundle served at /docs is the
+## pinned one (scripts/apidocs, npm with a lockfile; `check.sh --update` after a bump)
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	bash scripts/apidocs/check.sh
 
 ## bench: speed benchmarks (numbers, not assertions), then the cluster's throughput
 ## and latency through HAProxy with 1 and 3 instances (scripts/cluster -bench)

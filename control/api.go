@@ -25,7 +25,7 @@ func init() {
 	gin.SetMode(gin.ReleaseMode)
 }
 
-// Rate limits (SPEC 8, ARCHITECTURE.md): per API key, over all routes, and
+// Rate limits (docs/api.md, Limits): per API key, over all routes, and
 // again for minting tokens.
 const (
 	requestsPerMinute = 300
@@ -36,7 +36,7 @@ const (
 // characters and the rest.
 const maxJSONBody = 1 << 20
 
-// API is the REST API of one environment (SPEC 4) as an http.Handler.
+// API is the REST API of one environment (docs/api.md) as an http.Handler.
 type API struct {
 	svc         *Service
 	log         *slog.Logger
@@ -71,6 +71,9 @@ type Options struct {
 	// Checks are conditions of readiness (GET /readyz) beyond the API's
 	// own (database, ffmpeg, analysis), such as the session server's.
 	Checks []Check
+	// Servers are the base URLs GET /openapi.json names; nil keeps the
+	// document's own (the default listeners).
+	Servers []Server
 }
 
 // NewAPI returns the API of svc's environment.
@@ -100,7 +103,14 @@ func NewAPI(svc *Service, opts Options) *API {
 	e.Use(a.countRequests, a.recoverPanics, a.logRequests)
 	e.NoRoute(func(c *gin.Context) { a.fail(c, storage.ErrNotFound) })
 
-	e.GET("/openapi.json", serveOpenAPI)
+	doc := openAPI
+	if opts.Servers != nil {
+		var err error
+		if doc, err = withServers(openAPI, opts.Servers); err != nil {
+			panic("control: " + err.Error()) // the document is embedded: a build error, not outside data
+		}
+	}
+	e.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", doc) })
 	e.GET("/healthz", gin.WrapF(Healthz))
 	e.GET("/readyz", gin.WrapF(Readyz(a)))
 	for _, r := range opts.Routes {
@@ -155,7 +165,7 @@ func (a *API) handle(h func(c *gin.Context, client storage.Client) error) gin.Ha
 }
 
 // authenticate admits a request with the API key of an active client of
-// this environment (SPEC 5.1), and answers 401 to anything else.
+// this environment, and answers 401 to anything else.
 func (a *API) authenticate(c *gin.Context) {
 	client, err := a.svc.Authenticate(c.Request.Context(), Bearer(c.Request.Header))
 	if err != nil {
@@ -232,6 +242,10 @@ func (a *API) logRequests(c *gin.Context) {
 	}
 	level := slog.LevelInfo
 	switch status := c.Writer.Status(); {
+	case status < 400 && a.internal[routeKey(c.Request.Method, route)]:
+		// The pages' own files (widget, demo, reference): a page load
+		// asks for a dozen, which would bury the lines that matter.
+		level = slog.LevelDebug
 	case status == http.StatusServiceUnavailable:
 		level = slog.LevelWarn // a full run pool: the load, not a fault
 	case status >= 500:
@@ -296,7 +310,7 @@ var errorStatus = map[Code]int{
 	NoSpace:      http.StatusInsufficientStorage,
 }
 
-// Error bodies, in the shapes of ARCHITECTURE.md (NestJS's).
+// Error bodies, in NestJS's shapes, which clients of such APIs already parse.
 type (
 	badRequestBody struct {
 		StatusCode int      `json:"statusCode"`
@@ -319,7 +333,7 @@ func (a *API) fail(c *gin.Context, err error) {
 	c.Abort()
 }
 
-// WriteError answers err with the status and body of its code (SPEC 7, one
+// WriteError answers err with the status and body of its code (one
 // table: errorStatus), Retry-After for the waits: the answer of every
 // route, mounted ones included. Only the server's errors (Internal,
 // NoSpace) are logged here, at ERROR with their cause; the others are the

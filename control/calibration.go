@@ -48,7 +48,7 @@ func ParseReference(raw []byte) (Reference, error) {
 }
 
 // Calibrate stores ref as the calibration of the person measured by c's
-// measure id (SPEC 2.4): for that measure's externalId and kind, anchored
+// measure id: for that measure's externalId and kind, anchored
 // to its pulse features, so that the person's later measures of that kind
 // get bp (and the bpClass and healthScore that use it). The measure must
 // have ended and carry an externalId (Invalid otherwise); a second

@@ -20,7 +20,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// Limits of the captures route (our own: SPEC leaves the body open).
+// Limits of the captures route.
 const (
 	// maxCaptures is two minutes at 30 frames per second.
 	maxCaptures = 3600
@@ -43,7 +43,7 @@ const (
 // /measures/{id}/rppg/captures. The client cut the face out of each frame
 // itself and sends the crops in order as file parts named captures, with a
 // part named timestamps: the capture time of each crop in milliseconds,
-// comma-separated (ARCHITECTURE.md). The crops go through the same analysis
+// comma-separated. The crops go through the same analysis
 // as a video's frames, so every variable but faceBmi is computed.
 type capturesSource struct {
 	formSource

@@ -1,6 +1,6 @@
 // Package control is the control plane: the business rules for clients,
 // access tokens, measures, measurement runs and calibration, and the Gin
-// HTTP API that exposes them (SPEC.md sections 2-4, 7 and 8).
+// HTTP API that exposes them (docs/api.md).
 //
 // A measurement run (run.go) is shared by every transport: the REST run
 // routes (run_http.go), which receive a video, images, face crops or a

@@ -7,10 +7,10 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// maxDurationChars bounds the text of a token duration (SPEC 8).
+// maxDurationChars bounds the text of a token duration.
 const maxDurationChars = 64
 
-// durationUnits maps every accepted spelling to its unit (SPEC 2.1.2).
+// durationUnits maps every accepted spelling to its unit.
 // Spellings are lower case only, so that "M" can never be read as months;
 // "m" is minutes.
 var durationUnits = map[string]string{
@@ -23,7 +23,7 @@ var durationUnits = map[string]string{
 // monthUnits are understood only to say why they are refused.
 var monthUnits = map[string]bool{"mon": true, "mons": true, "month": true, "months": true}
 
-// ParseDuration reads a token duration (SPEC 2.1.2): one or more groups of a
+// ParseDuration reads a token duration: one or more groups of a
 // whole number and a unit, groups separated by spaces ("1h 30m"; a space
 // between a number and its unit is allowed too: "2 hours"). Each unit appears
 // once, whatever its spelling. The total, with a day counted as 24 h, must be

@@ -60,7 +60,7 @@ func invalidf(format string, args ...any) *Error {
 
 // ErrorCode returns the code of err: its own when it is (or wraps) an
 // *Error, NotFound for storage.ErrNotFound, and Internal for anything else,
-// storage.ErrTokenDuration included (SPEC 2.1.2 answers it with 500).
+// storage.ErrTokenDuration included: the request was valid, so it is 500, not 400.
 func ErrorCode(err error) Code {
 	var e *Error
 	switch {

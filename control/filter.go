@@ -16,7 +16,7 @@ import (
 // never need more tags than a measure may carry.
 const maxFilterValues = maxTags
 
-// ParseFilters reads the filters query parameter of a list (SPEC 4.2.4) in
+// ParseFilters reads the filters query parameter of a list in
 // either transport: serialised JSON (filters={"operator":...}) or spread
 // form (filters[operator]=...&filters[values][0]=...). It returns nil when
 // no filter is given. Refused, before any lookup: malformed JSON, both

@@ -119,7 +119,7 @@ func FuzzParseFilters(f *testing.F) {
 }
 
 // FuzzParseMeasureInput: no body panics the parser; accepted userData is
-// within every bound of SPEC 2.4.
+// within every bound of userData.
 func FuzzParseMeasureInput(f *testing.F) {
 	for _, s := range []string{
 		`{"userData":{"externalId":"p","sex":"M","age":18,"weight":20,"height":250,"smokingStatus":"smoker"}}`,

@@ -25,7 +25,7 @@ type partFunc func(p *multipart.Part) error
 
 // readForm reads a multipart/form-data request part by part, never holding
 // the body in memory: the parts named in files go to their function as they
-// arrive, and the input parts of SPEC 4.2.1 are gathered (formInputs) into
+// arrive, and the input parts of the multipart routes are gathered (formInputs) into
 // the JSON object that ParseMeasureInput checks, the same checks as
 // POST /measures. inputs is nil when no input part was sent. A body over the
 // limit of r's http.MaxBytesReader is TooLarge.
@@ -91,10 +91,10 @@ func bodyError(err error, msg string) error {
 	return &Error{Code: Invalid, Messages: []string{msg}, Err: err}
 }
 
-// formInputs gathers the input parts of a multipart run request (SPEC
-// 4.2.1): one part per userData field (userData[weight]), the variable
-// lists and tags comma-separated in one part or one part per value, and
-// computeOptions as JSON.
+// formInputs gathers the input parts of a multipart run request: one part
+// per userData field (userData[weight]), the variable lists and tags
+// comma-separated in one part or one part per value, and computeOptions as
+// JSON.
 type formInputs struct {
 	userData       map[string]json.RawMessage
 	lists          map[string][]string // desiredVariables, unwantedVariables, tags
@@ -102,13 +102,13 @@ type formInputs struct {
 	size           int // bytes read so far, for maxFormFields
 }
 
-// numericUserData are the userData fields SPEC 2.4 types as integers: a
+// numericUserData are the userData fields the API types as integers: a
 // part holding a JSON number is passed on as that number, anything else as
 // a string, which the checks then refuse with the same message as in JSON.
 var numericUserData = []string{"age", "weight", "height"}
 
 // add takes one input part. A single userData part (the whole object as
-// JSON) is refused: SPEC 4.2.1 asks for one part per field, and a request
+// JSON) is refused: the API asks for one part per field, and a request
 // that breaks the rule measures nothing.
 func (f *formInputs) add(name, value string) error {
 	switch name {

@@ -17,7 +17,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// Limits of the images route (SPEC 4.2.2 and 8).
+// Limits of the images route.
 const (
 	MaxImages     = 3                          // image parts one measure may hold
 	minImageBytes = 4 << 10                    // 4 KB (4,096 bytes)
@@ -27,7 +27,7 @@ const (
 	maxImagesBody = 100 << 20
 )
 
-// imageTypes are the types SPEC 4.2.2 lets an image part declare, each with
+// imageTypes are the types an image part may declare, each with
 // the format its content must be.
 var imageTypes = map[string]media.ImageFormat{
 	"image/jpeg":     media.JPEG,
@@ -43,13 +43,13 @@ var imageTypes = map[string]media.ImageFormat{
 // those of the listed types.
 var imageFormats = []media.ImageFormat{media.JPEG, media.PNG, media.BMP, media.WebP, media.HEIC}
 
-// imagesSource: POST /measures/rppg/images and /measures/{id}/rppg/images
-// (SPEC 4.2.2). faceBmi comes from the images and bmi from the person's
+// imagesSource: POST /measures/rppg/images and /measures/{id}/rppg/images.
+// faceBmi comes from the images and bmi from the person's
 // weight and height; every other variable is MISSING_CAPTURES and signal
 // is null.
 //
 // Images that break the route's rules do not fail the request: faceBmi
-// carries the code of SPEC 2.3 that names the rule, and the other
+// carries the error code that names the rule, and the other
 // variables are computed as usual. More than three images is
 // EXCEEDING_MAX_IMAGE; an image whose declared type is not one of
 // imageTypes or does not match its content, or that cannot be decoded, is

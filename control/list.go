@@ -7,7 +7,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// Paging bounds of a list (SPEC 4.2.4).
+// Paging bounds of a list.
 const (
 	defaultTake = 100
 	maxTake     = 1000
@@ -15,7 +15,7 @@ const (
 
 // ParseListQuery reads take, skip and filters of a list of measures of kind
 // (empty: every measure). The kind lists (/measures/rppg, /measures/cppg)
-// check filters but do not apply them, as SPEC 4.2.4 says.
+// check filters but do not apply them, as the API says (docs/api.md).
 func ParseListQuery(q url.Values, kind storage.Kind) (storage.MeasureQuery, error) {
 	var p problems
 	mq := storage.MeasureQuery{Kind: kind, Take: defaultTake}

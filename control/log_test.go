@@ -67,3 +67,34 @@ func TestMountedRouteGetsPathValues(t *testing.T) {
 		t.Fatalf("path value %q; logs %s", got, e.logs.String())
 	}
 }
+
+// TestPageFilesLogAtDebug: a page load asks for a dozen files of an
+// internal route; they log at debug, so that an info log shows the API's
+// requests, and a failure among them still logs at info.
+func TestPageFilesLogAtDebug(t *testing.T) {
+	file := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("file") == "missing.js" {
+			http.NotFound(w, r)
+		}
+	})
+	e := newTestEnv(t, Production, withRoutes(Route{Method: "GET", Path: "/widget/:file", Handler: file, Internal: true}))
+	e.do("GET", "/widget/view.js", "", nil)
+	e.do("GET", "/widget/missing.js", "", nil)
+	e.do("GET", "/openapi.json", "", nil)
+	logs := e.logs.String()
+	for _, want := range []string{
+		`"level":"DEBUG","msg":"request","env":"production","request_id":`,
+		`"route":"/widget/:file","status":200`,
+		`"route":"/widget/:file","status":404`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the logs lack %s:\n%s", want, logs)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		debug := strings.Contains(line, `"level":"DEBUG"`)
+		if want := strings.Contains(line, `"status":200`) && strings.Contains(line, "/widget/"); debug != want {
+			t.Errorf("debug %v for %s", debug, line)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// Bounds of the measure inputs (SPEC 2.5 and 8). SPEC bounds the number of
+// Bounds of the measure inputs. The API bounds the number of
 // tags; the length of one tag is our own bound, so that a list filter or an
 // index entry stays small.
 const (
@@ -25,8 +25,8 @@ const (
 const MaxMeasureInputBytes = maxJSONBody
 
 // ParseMeasureInput checks the inputs of a new measure, a JSON object
-// {userData, desiredVariables, unwantedVariables, tags, computeOptions}
-// (SPEC 2.4, 2.5), every member optional; an empty input is an empty object.
+// {userData, desiredVariables, unwantedVariables, tags, computeOptions},
+// every member optional; an empty input is an empty object.
 // now (in the configured time zone) turns a dateOfBirth into an age. Every
 // problem is reported at once, as one Invalid error.
 func ParseMeasureInput(raw []byte, now time.Time) (storage.NewMeasure, error) {
@@ -156,8 +156,8 @@ func (s *Service) MeasureOfKind(ctx context.Context, c storage.Client, id string
 	return m, err
 }
 
-// DeleteMeasure removes c's measure id: its media first, then its record
-// (SPEC 4.2.5). Media already gone is no error, so a deletion interrupted
+// DeleteMeasure removes c's measure id: its media first, then its record.
+// Media already gone is no error, so a deletion interrupted
 // between the two steps completes when issued again; after that the measure
 // is NotFound. Of concurrent deletions exactly one succeeds.
 func (s *Service) DeleteMeasure(ctx context.Context, c storage.Client, id string) error {

@@ -153,7 +153,7 @@ func TestMeasureAnswers(t *testing.T) {
 	wantStatus(t, e.do("GET", "/measures/"+id+"/rppg", otherKey, nil), http.StatusNotFound)
 }
 
-// TestMeasureViewPerStatus checks the fields each status shows (SPEC 2.2).
+// TestMeasureViewPerStatus checks the fields each status shows.
 func TestMeasureViewPerStatus(t *testing.T) {
 	base := storage.Measure{ID: "m", CreatedAt: noon, StartedAt: noon, EndedAt: noon, Tags: nil}
 	for _, tc := range []struct {

@@ -1,25 +1,64 @@
 package control
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
-
-	"github.com/gin-gonic/gin"
 )
 
-// openAPI is the OpenAPI 3.1 document of the whole API, served as is at
-// GET /openapi.json (no API key needed).
+// openAPI is the OpenAPI 3.1 document of the whole API, served at
+// GET /openapi.json (no API key needed) with its servers replaced by the
+// listeners that serve it (Options.Servers).
 //
 //go:embed openapi.json
 var openAPI []byte
 
-func serveOpenAPI(c *gin.Context) {
-	c.Data(http.StatusOK, "application/json", openAPI)
+// Server is one base URL of the API, for the servers of the OpenAPI
+// document: a listener of the running server.
+type Server struct {
+	URL         string `json:"url"`
+	Description string `json:"description"`
+}
+
+// withServers returns doc with its top-level servers array replaced by
+// servers, and everything else byte for byte as it was, so that the served
+// document reads as the committed one.
+func withServers(doc []byte, servers []Server) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("openapi.json: not an object")
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("openapi.json: %w", err)
+		}
+		keyEnd := dec.InputOffset()
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, fmt.Errorf("openapi.json: %w", err)
+		}
+		if key != "servers" {
+			continue
+		}
+		end := int(dec.InputOffset())
+		start := end - len(value)
+		if start < int(keyEnd) {
+			return nil, fmt.Errorf("openapi.json: servers out of place")
+		}
+		// The document is indented by two spaces; so is the array.
+		list, err := json.MarshalIndent(servers, "  ", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return slices.Concat(doc[:start], list, doc[end:]), nil
+	}
+	return nil, fmt.Errorf("openapi.json: no servers")
 }
 
 // pathParam matches a parameter in a Gin path (:id, *rest) or an OpenAPI

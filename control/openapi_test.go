@@ -1,8 +1,11 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"testing"
 )
 
@@ -84,4 +87,48 @@ func TestOpenAPIDocument(t *testing.T) {
 	var all any
 	json.Unmarshal(openAPI, &all)
 	walk(all)
+}
+
+// TestServedServersAreTheListeners: the document names the listeners it is
+// given and is otherwise served as committed.
+func TestServedServersAreTheListeners(t *testing.T) {
+	servers := []Server{{"http://127.0.0.1:18080", "Production"}, {"http://[::1]:18081", "Test"}}
+	got, err := withServers(openAPI, servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served, committed map[string]json.RawMessage
+	if err := json.Unmarshal(got, &served); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	json.Unmarshal(openAPI, &committed)
+	var names []Server
+	if err := json.Unmarshal(served["servers"], &names); err != nil || !reflect.DeepEqual(names, servers) {
+		t.Fatalf("servers %s", served["servers"])
+	}
+	delete(served, "servers")
+	delete(committed, "servers")
+	if !reflect.DeepEqual(served, committed) {
+		t.Error("the rest of the document changed")
+	}
+	// Indented as the committed file, so that it reads the same.
+	if !bytes.Contains(got, []byte("  \"servers\": [\n    {\n      \"url\": \"http://127.0.0.1:18080\",")) {
+		t.Errorf("servers indented differently:\n%.400s", got)
+	}
+	if _, err := withServers([]byte(`{"openapi":"3.1.0"}`), servers); err == nil {
+		t.Error("a document without servers was accepted")
+	}
+}
+
+// TestOpenAPIServesTheGivenServers: the API serves the document with the
+// servers of its options.
+func TestOpenAPIServesTheGivenServers(t *testing.T) {
+	e := newTestEnv(t, Test)
+	api := NewAPI(e.svc, Options{Servers: []Server{{"http://127.0.0.1:9", "Production"}}})
+	w := httptest.NewRecorder()
+	api.ServeHTTP(w, httptest.NewRequest("GET", "/openapi.json", nil))
+	var doc struct{ Servers []Server }
+	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil || len(doc.Servers) != 1 || doc.Servers[0].URL != "http://127.0.0.1:9" {
+		t.Fatalf("%d %v %+v", w.Code, err, doc)
+	}
 }

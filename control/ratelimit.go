@@ -9,7 +9,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// requestLimit is a rate limit on a client's API requests (SPEC 8): a token
+// requestLimit is a rate limit on a client's API requests: a token
 // bucket of rate.N requests earned back evenly over rate.Per, so a key may
 // spend N at once and then one every Per/N. The buckets are in the
 // environment's database, so that a limit holds for every instance of the
@@ -20,7 +20,7 @@ type requestLimit struct {
 	cause metrics.Cause // what a refusal counts as
 }
 
-// The limits (ARCHITECTURE.md): per API key, over all routes, and again for
+// The limits: per API key, over all routes, and again for
 // minting tokens.
 var (
 	generalLimit = requestLimit{"general", storage.Rate{N: requestsPerMinute, Per: time.Minute}, metrics.CauseRequestRate}

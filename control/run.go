@@ -13,7 +13,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// Run is one measurement of a measure (SPEC 3.1), whatever carried the
+// Run is one measurement of a measure, whatever carried the
 // capture: the REST run routes and the session server's scan and realtime
 // chains all measure through it. StartRun claims the measure (it is then
 // started); the caller analyses the capture with Inputs and either ends
@@ -39,7 +39,7 @@ type Run struct {
 // RunOf says which measure a run measures.
 type RunOf struct {
 	// MeasureID names an existing measure of the client, in the created
-	// state: the two-step form (SPEC 9's v1 widget). Empty for a new
+	// state: the two-step form. Empty for a new
 	// measure.
 	MeasureID string
 	// New holds the inputs of a new measure (a create-and-run), used when
@@ -105,7 +105,7 @@ func (r *Run) ReturnedVariables() []string { return r.returned }
 // signalOnly is the variable list that asks dsp for no variable at all: dsp
 // reads an empty list as "every variable", so a run whose client is
 // entitled to none names something that is no variable, and gets the
-// signal alone, which SPEC 2.2 still shows.
+// signal alone, which the measure still shows.
 var signalOnly = []string{"-"}
 
 // plan works out the run's returnedVariables and dsp inputs from the
@@ -146,7 +146,7 @@ func (r *Run) plan(ctx context.Context) error {
 	return nil
 }
 
-// ReturnedVariables is SPEC 2.2's returnedVariables: the variables the
+// ReturnedVariables is the measure's returnedVariables: the variables the
 // client is entitled to, narrowed to desired when it is not nil and less
 // unwanted, in the order of dsp.AllVariables. Both lists only narrow: a
 // variable the client is not entitled to is never returned, and an empty

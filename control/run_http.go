@@ -14,7 +14,7 @@ import (
 // before the answer (nginx's 499); the client never sees it.
 const statusClientClosed = 499
 
-// runRoutes mounts the run routes of SPEC 4.2 and the calibration route.
+// runRoutes mounts the run routes and the calibration route.
 func (a *API) runRoutes(api *gin.RouterGroup) {
 	sources := []struct {
 		path   string

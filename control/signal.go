@@ -21,7 +21,7 @@ const maxSignalBytes = maxVideoBytes
 // signalFile is the media file of a signal body, kept as sent.
 const signalFile = "signal.json"
 
-// SignalBody is the body of the signal routes (ARCHITECTURE.md): a camera
+// SignalBody is the body of the signal routes: a camera
 // trace, the mean skin colour of each frame,
 //
 //	{"signal": {"timestamps": [ms, ...], "r": [...], "g": [...], "b": [...]}, ...inputs}

@@ -18,7 +18,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// A source is what a run route measures from (SPEC 4.2): a video, still
+// A source is what a run route measures from: a video, still
 // images, face crops or a signal. A run receives the capture from the
 // request and stores it as the measure's media, then, on a worker of the
 // Analyzer, analyses what it stored. A source holds the state of one

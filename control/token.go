@@ -10,7 +10,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// The permissions a token may carry (SPEC 2.1): which session chain it opens.
+// The permissions a token may carry: which session chain it opens.
 const (
 	PermissionScan     = "measurement.scan"
 	PermissionRealtime = "measurement.realtime"
@@ -21,7 +21,7 @@ const TokenPrefix = "ivat-"
 
 const maxDescriptionChars = 255
 
-// ParseTokenRequest checks the body of POST /access-tokens (SPEC 2.1, 4.1)
+// ParseTokenRequest checks the body of POST /access-tokens
 // and returns what to store, without the value hash. Every problem is
 // reported at once, as one Invalid error.
 func ParseTokenRequest(raw []byte) (storage.NewToken, error) {
@@ -113,7 +113,7 @@ type CreatedToken struct {
 // CreateToken mints a token for c: an ivat- value of 256 random bits, of
 // which only the SHA-256 is stored. The store stamps createdAt and computes
 // expiresAt; a duration in days that exceeds the ceiling on the calendar
-// fails there (storage.ErrTokenDuration, answered 500 as SPEC 2.1.2 says).
+// fails there (storage.ErrTokenDuration, answered 500: the request itself was valid).
 func (s *Service) CreateToken(ctx context.Context, c storage.Client, t storage.NewToken) (CreatedToken, error) {
 	value, hash := newSecret(TokenPrefix)
 	t.ValueHash = hash
@@ -124,7 +124,7 @@ func (s *Service) CreateToken(ctx context.Context, c storage.Client, t storage.N
 	return CreatedToken{Token: stored, Value: value}, nil
 }
 
-// RevokeToken revokes c's token id (SPEC 4.1): a malformed id is Invalid; a
+// RevokeToken revokes c's token id: a malformed id is Invalid; a
 // token that never existed, is already revoked or is another client's is
 // NotFound, alike; an expired token can be revoked.
 func (s *Service) RevokeToken(ctx context.Context, c storage.Client, id string) error {
@@ -136,7 +136,7 @@ func (s *Service) RevokeToken(ctx context.Context, c storage.Client, id string) 
 }
 
 // OpenSession counts one session of the token whose value is presented,
-// for the session server (SPEC 2.1, 5): the value, never the id, opens a
+// for the session server: the value, never the id, opens a
 // session, and only for a permission the token carries, while it is neither
 // expired, revoked nor spent, its client is active and the client's
 // openings stay within every rate of openings (counted in the database, for

@@ -7,7 +7,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// createToken: POST /access-tokens (SPEC 4.1).
+// createToken: POST /access-tokens.
 func (a *API) createToken(c *gin.Context, client storage.Client) error {
 	body, err := readBody(c, maxJSONBody)
 	if err != nil {

@@ -186,7 +186,7 @@ func TestRevokeToken(t *testing.T) {
 }
 
 // FuzzParseTokenRequest: no body panics the parser, and an accepted one
-// obeys every rule of SPEC 2.1.
+// obeys every rule of a token request.
 func FuzzParseTokenRequest(f *testing.F) {
 	for _, s := range []string{
 		`{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"10m"}`,

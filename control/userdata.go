@@ -8,7 +8,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// Bounds of userData (SPEC 2.4 and 8).
+// Bounds of userData.
 const (
 	maxExternalIDChars = 300
 	minAge, maxAge     = 18, 110 // years
@@ -18,7 +18,7 @@ const (
 	maxHeight          = 250     // centimetres
 )
 
-// parseUserData checks a userData object (SPEC 2.4) and returns what to
+// parseUserData checks a userData object and returns what to
 // store: nil for null. A dateOfBirth becomes the age it gives on today's date
 // (today is in the configured time zone) and is not kept; it must give an age
 // within the same bounds as age, and cannot be sent together with age.

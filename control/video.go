@@ -16,7 +16,7 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// maxVideoBytes is SPEC 8's video upload limit, 100 MB (MiB: 104,857,600
+// maxVideoBytes is the API's video upload limit, 100 MB (MiB: 104,857,600
 // bytes), dsp/media's own limit.
 const maxVideoBytes = media.DefaultMaxBytes
 
@@ -24,7 +24,7 @@ const maxVideoBytes = media.DefaultMaxBytes
 // parts: boundaries and part headers.
 const multipartSlack = 64 << 10
 
-// videoTypes are the types SPEC 4.2.1 lets a video part declare, each with
+// videoTypes are the types a video part may declare, each with
 // the containers its content may be. MP4 and QuickTime are one file format
 // (ISO base media) and phones label them loosely, so either declaration
 // admits either; WebM must be WebM, not any Matroska file.
@@ -44,8 +44,8 @@ var videoContainers = []media.Container{media.MP4, media.MOV, media.WebM, media.
 // videoTypeList names the accepted types in messages.
 const videoTypeList = "video/mp4, video/webm, video/x-msvideo, video/vnd.avi, video/quicktime, video/mov"
 
-// videoSource: POST /measures/rppg/video and /measures/{id}/rppg/video
-// (SPEC 4.2.1). The video streams to the measure's media folder as it
+// videoSource: POST /measures/rppg/video and /measures/{id}/rppg/video.
+// The video streams to the measure's media folder as it
 // arrives; every variable but faceBmi (MISSING_IMAGE) is computed from it.
 type videoSource struct {
 	formSource

@@ -12,7 +12,7 @@ const timeFormat = "2006-01-02T15:04:05.000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
-// MeasureView is a measure as the API shows it (SPEC 2.2): the fields each
+// MeasureView is a measure as the API shows it: the fields each
 // status allows and no other. The session server pushes the same view.
 type MeasureView struct {
 	ID                string           `json:"id"`
@@ -86,8 +86,7 @@ func NewMeasureView(m storage.Measure) MeasureView {
 	return v
 }
 
-// TokenView is a created token as POST /access-tokens answers it (SPEC
-// 2.1), the one moment its value is shown.
+// TokenView is a created token as POST /access-tokens answers it, the one moment its value is shown.
 type TokenView struct {
 	ID          string           `json:"id"`
 	Value       string           `json:"value"`

@@ -6,7 +6,7 @@ import (
 	"github.com/pulsewire/pulsewire/dsp/spectrum"
 )
 
-// Heart rate is searched in 40-200 bpm (issue 3).
+// Heart rate is searched in 40-200 bpm, the range the service measures.
 const (
 	MinHeartRateBpm = 40.0
 	MaxHeartRateBpm = 200.0

@@ -9,12 +9,12 @@ import (
 	"github.com/pulsewire/pulsewire/dsp/face"
 )
 
-// AnalyzeImages analyses still images (the images route, SPEC 4.2.2): faceBmi
+// AnalyzeImages analyses still images (the images route): faceBmi
 // from the face geometry, the median over the images that give an estimate
 // (face.EstimateBMI documents the method and its limits), and bmi from the
 // person's weight and height. Every other variable answers MISSING_CAPTURES,
 // bpClass and healthScore included though the person's data alone could
-// estimate them: SPEC 4.2.2 computes only faceBmi and bmi from stills.
+// estimate them: the API computes only faceBmi and bmi from stills.
 // signal is null. Decoding the files,
 // and the codes for files that cannot be decoded (INVALID_IMAGE_TYPE,
 // EXCEEDING_MAX_IMAGE, INVALID_IMAGE_SIZE), belong to the caller.

@@ -6,7 +6,7 @@ type Inputs struct {
 	// not matter); names not listed are left out of Result.Variables. Empty
 	// means all of AllVariables.
 	Variables []string
-	// Person describes the person measured (SPEC 2.4); zero fields are
+	// Person describes the person measured; zero fields are
 	// unknown.
 	Person Person
 	// Calibration is the person's blood-pressure calibration, nil when they
@@ -17,19 +17,19 @@ type Inputs struct {
 	BPClassScale int
 }
 
-// Sex values of Person.Sex (SPEC 2.4).
+// Sex values of Person.Sex.
 const (
 	Male   = "M"
 	Female = "F"
 )
 
-// Smoking statuses of Person.Smoking (SPEC 2.4).
+// Smoking statuses of Person.Smoking.
 const (
 	Smoker    = "smoker"
 	NonSmoker = "non-smoker"
 )
 
-// Person is the person data the variables use (SPEC 2.4). Zero values mean
+// Person is the person data the variables use. Zero values mean
 // "not given".
 type Person struct {
 	AgeYears int    // 18-110, after dateOfBirth has been turned into an age

@@ -1,6 +1,6 @@
 package dsp
 
-// Variable names as they appear in the API (SPEC 2.3). The control plane
+// Variable names as they appear in the API. The control plane
 // validates desiredVariables and unwantedVariables against AllVariables, and an
 // analysis computes only the names it is asked for.
 const (
@@ -30,7 +30,7 @@ func IsVariable(name string) bool {
 	return false
 }
 
-// Code is a per-variable error code (SPEC 2.3). A variable carries either a
+// Code is a per-variable error code. A variable carries either a
 // value or a Code, never both.
 type Code string
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// TestPurity keeps dsp pure (ARCHITECTURE.md): no package under dsp except
+// TestPurity keeps dsp pure: no package under dsp except
 // dsp/media may import I/O, logging, the network, databases or processes,
 // read the clock, sleep, or start goroutines; outside the standard library
 // only gonum, pigo, x/image and dsp itself may be imported.

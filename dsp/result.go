@@ -5,11 +5,11 @@ import (
 	"fmt"
 )
 
-// Result is the outcome of an analysis. Its JSON is SPEC 2.2's "variables"
+// Result is the outcome of an analysis. Its JSON is the measure's "variables"
 // and "signal" members, exactly: {"variables": {...}, "signal": {...}|null}.
 // The other fields are for the server to keep, not for the API.
 type Result struct {
-	// Variables holds one entry per requested variable (SPEC 2.3).
+	// Variables holds one entry per requested variable.
 	Variables map[string]Variable `json:"variables"`
 	// Signal reports on the pulse signal; nil (JSON null) when no pulse
 	// signal existed to assess, as for a measure from images.
@@ -23,7 +23,7 @@ type Result struct {
 	Summary Summary `json:"-"`
 }
 
-// Signal is SPEC 2.2's signal object.
+// Signal is the measure's signal object.
 type Signal struct {
 	// QualityScore is a number 0-1 from the pulse spectrum (see
 	// Summary.QualityScore for its definition), or an error code.
@@ -56,7 +56,7 @@ type Summary struct {
 	Conformity Code
 }
 
-// Variable is one variable result (SPEC 2.3): a Value or an Error, never
+// Variable is one variable result: a Value or an Error, never
 // both. Value is one of Mean (hr, br, hrv), Level (strs, bpClass), Pressure
 // (bp) or a float64 (physicalAge, bmi, faceBmi, healthScore,
 // signal.qualityScore).

@@ -23,7 +23,7 @@ const (
 )
 
 // Trace is a camera trace: for each frame its capture time and the mean skin
-// colour (the rppg signal route; ARCHITECTURE.md's signal body).
+// colour (the rppg signal route's body).
 type Trace struct {
 	TimestampsMs []float64 // capture times, ms, strictly increasing
 	R, G, B      []float64 // mean skin red, green, blue, 0-255

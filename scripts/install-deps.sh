@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs what PulseWire runs or tests with, only when it is missing.
-# Usage: install-deps.sh run|test
-#   run:  ffmpeg (video decoding), heif-convert (HEIC images)
-#   test: the above plus chromium (browser end-to-end tests), iproute2 (their
-#         network namespace), postgresql and haproxy (the tests of several
-#         instances), and versitygw, an S3-compatible server, built from its
-#         pinned module into bin/ (the media tests on an object store)
+# Installs what PulseWire runs, tests or checks with, only when it is missing.
+# Usage: install-deps.sh run|test|check
+#   run:   ffmpeg (video decoding), heif-convert (HEIC images)
+#   test:  the above plus chromium (browser end-to-end tests), iproute2 (their
+#          network namespace), postgresql and haproxy (the tests of several
+#          instances), and versitygw, an S3-compatible server, built from its
+#          pinned module into bin/ (the media tests on an object store)
+#   check: node and npm (Redocly CLI lints the OpenAPI document; scripts/apidocs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,8 +14,12 @@ cd "$(dirname "$0")/.."
 VERSITYGW=github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
 need=()
-command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
-command -v heif-convert >/dev/null 2>&1 || need+=(libheif-examples)
+if [ "${1:-run}" = check ]; then
+	command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+else
+	command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+	command -v heif-convert >/dev/null 2>&1 || need+=(libheif-examples)
+fi
 if [ "${1:-run}" = test ]; then
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 	command -v ip >/dev/null 2>&1 || need+=(iproute2) # scripts/netns.sh

@@ -292,7 +292,7 @@ func TestGuidance(t *testing.T) {
 // through scan sessions of the same capture. The first computes hr and
 // spends the credit; the second is still stored and pushed as ended, but
 // every returned variable and signal.qualityScore is CREDIT_EXCEEDED and
-// nothing more is charged (SPEC 2.3, 8).
+// nothing more is charged.
 func TestCreditExhaustion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -49,7 +49,7 @@ const (
 	DefaultFrameQueue    = 16
 )
 
-// openingLimits is the opening rate of an account (SPEC 5.4, 8): at most 2
+// openingLimits is the opening rate of an account: at most 2
 // session openings in any second and 20 in any minute. The database counts
 // them, for every instance of the server together.
 var openingLimits = []storage.Rate{{N: 2, Per: time.Second}, {N: 20, Per: time.Minute}}

@@ -15,7 +15,7 @@ import (
 	"github.com/pulsewire/pulsewire/dsp"
 )
 
-// Chain is what a session measures (SPEC 1): a scan gives one result at the
+// Chain is what a session measures: a scan gives one result at the
 // end, a realtime session gives vitals as it runs.
 type Chain string
 
@@ -25,7 +25,7 @@ const (
 	Realtime Chain = "realtime"
 )
 
-// permission is the token permission that opens the chain (SPEC 2.1).
+// permission is the token permission that opens the chain.
 func (c Chain) permission() string {
 	if c == Scan {
 		return control.PermissionScan

@@ -521,7 +521,7 @@ func TestWHIPAuthorization(t *testing.T) {
 	}
 }
 
-// notFoundBody is the API's 404 body (SPEC 4.1), which a WHIP DELETE of an
+// notFoundBody is the API's 404 body, which a WHIP DELETE of an
 // unknown session, or with another token, answers.
 const notFoundBody = `{"message":"Not Found","statusCode":404}`
 

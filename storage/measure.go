@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Status is where a measure is in its life (SPEC 3.1).
+// Status is where a measure is in its life.
 type Status string
 
 // The states of a measure.
@@ -30,7 +30,7 @@ const (
 	KindCPPG Kind = "cppg" // contact sensor
 )
 
-// UserData describes the measured person (SPEC 2.4). A nil field was not
+// UserData describes the measured person. A nil field was not
 // sent. A date of birth is stored as the age it gave at creation: the age the
 // measurement describes, and less person data kept.
 type UserData struct {
@@ -42,7 +42,7 @@ type UserData struct {
 	SmokingStatus *string // "smoker" or "non-smoker"
 }
 
-// ComputeOptions adjusts how variables are expressed (SPEC 2.5).
+// ComputeOptions adjusts how variables are expressed.
 type ComputeOptions struct {
 	BPClass *BPClassOptions `json:"bpClass,omitempty"`
 }
@@ -220,7 +220,7 @@ func deleteMeasure(ctx context.Context, tx dbtx, client int64, id string) error 
 	return removeFromTagSet(ctx, tx, set)
 }
 
-// ExternalUser is the calibration status of a person (SPEC 2.6).
+// ExternalUser is the calibration status of a person.
 type ExternalUser struct {
 	ExternalID     string
 	RPPGCalibrated bool

@@ -7,8 +7,7 @@ import (
 	"strings"
 )
 
-// TagOperator is how a tag filter compares a measure's tags with its values
-// (SPEC 4.2.4).
+// TagOperator is how a tag filter compares a measure's tags with its values.
 type TagOperator string
 
 // The tag operators.

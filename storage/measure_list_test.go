@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// keeps is the definition of each tag operator (SPEC 4.2.4), written plainly
+// keeps is the definition of each tag operator, written plainly
 // to check the indexed implementation against.
 func keeps(f TagFilter, tags []string) bool {
 	switch f.Operator {

@@ -11,14 +11,14 @@ import (
 )
 
 // ErrAlreadyRun: a run was asked of a measure that is no longer in the
-// created state. A measure runs once (SPEC 3.1).
+// created state. A measure runs once.
 var ErrAlreadyRun = errors.New("storage: measure already run")
 
 // StartNewMeasure stores a new measure of c already started, for a run from
-// kind: the first step of a create-and-run, which passes through started
-// (SPEC 3.1). id is the caller's, who may have stored the run's media under
-// it already. Such a measure is removed, not reset, when its run fails. The
-// run is this DB's instance's (Options.Instance).
+// kind: the first step of a create-and-run, which passes through started.
+// id is the caller's, who may have stored the run's media under it already.
+// Such a measure is removed, not reset, when its run fails. The run is this
+// DB's instance's (Options.Instance).
 func (db *DB) StartNewMeasure(ctx context.Context, c Client, id string, n NewMeasure, kind Kind) (Measure, error) {
 	now := db.stamp()
 	m := newMeasure(id, n, now)
@@ -67,7 +67,7 @@ func alreadyRunOrMissing(ctx context.Context, tx dbtx, c Client, id string) erro
 	return ErrNotFound
 }
 
-// Outcome is what a run found, as the API shows it: the JSON of SPEC 2.2's
+// Outcome is what a run found, as the API shows it: the JSON of the measure's
 // signal (nil: null) and variables, and the pulse features a later
 // calibration is anchored to (nil: none).
 type Outcome struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// MaxTokenDuration is the longest life of an access token (SPEC 2.1.2).
+// MaxTokenDuration is the longest life of an access token.
 const MaxTokenDuration = 48 * time.Hour
 
 // ErrTokenDuration: a token's duration, resolved on the calendar of the

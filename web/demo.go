@@ -17,20 +17,8 @@ const demoPolicy = "default-src 'self'; img-src 'self' data: blob:; media-src 's
 // script and style. Only `serve --dev` mounts it (with the token route of
 // DemoTokenPath); a production server has neither.
 func Demo() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var f file
-		if r.URL.Path == "/" {
-			f = demoFiles["index.html"]
-		} else if g, ok := lookup(demoFiles, w, r); ok {
-			f = g
-		} else {
-			return
-		}
-		h := w.Header()
-		h.Set("Cache-Control", "no-cache")
-		h.Set("Content-Security-Policy", demoPolicy)
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Permissions-Policy", "camera=(self), microphone=()")
-		f.serve(w, r)
+	return page(demoFiles, "/", http.Header{
+		"Content-Security-Policy": {demoPolicy},
+		"Permissions-Policy":      {"camera=(self), microphone=()"},
 	})
 }

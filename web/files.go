@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-//go:embed widget/*.js widget/*.css demo/*.html demo/*.js demo/*.css
+//go:embed widget/*.js widget/*.css demo/*.html demo/*.js demo/*.css reference/*
 var embedded embed.FS
 
 // file is one embedded file, ready to serve.
@@ -28,6 +28,7 @@ var contentTypes = map[string]string{
 	".js":   "text/javascript; charset=utf-8",
 	".css":  "text/css; charset=utf-8",
 	".html": "text/html; charset=utf-8",
+	".txt":  "text/plain; charset=utf-8",
 }
 
 // readDir loads every file of one embedded folder, by name.
@@ -74,10 +75,33 @@ func lookup(files map[string]file, w http.ResponseWriter, r *http.Request) (file
 	return f, true
 }
 
-// notFound is the API's 404 (ARCHITECTURE.md), so that a missing file looks
+// notFound is the API's 404 body, so that a missing file looks
 // like any other unknown route.
 func notFound(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusNotFound)
 	w.Write([]byte(`{"message":"Not Found","statusCode":404}`))
+}
+
+// page serves a page of files: GET index is its index.html, any other path
+// the file named by its last element. Every answer carries the page's
+// headers; pages change with the binary, so a cache revalidates them.
+func page(files map[string]file, index string, headers http.Header) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var f file
+		if r.URL.Path == index {
+			f = files["index.html"]
+		} else if g, ok := lookup(files, w, r); ok {
+			f = g
+		} else {
+			return
+		}
+		h := w.Header()
+		for k, v := range headers {
+			h[k] = v
+		}
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Referrer-Policy", "no-referrer")
+		f.serve(w, r)
+	})
 }

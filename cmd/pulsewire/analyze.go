@@ -31,8 +31,10 @@ its content:
       {"signal":{"timestamps":[ms,...],"r":[...],"g":[...],"b":[...]}}  (mean skin colour per frame)
       {"signal":{"timestamps":[ms,...],"values":[...]}}                 (contact PPG)
 
-Progress of a long video goes to stderr. Blood pressure needs a calibration
-from an earlier measure and answers NOT_CALIBRATED here.
+Progress of a long video goes to stderr. Blood pressure needs the person's
+externalId and a calibration from an earlier measure of that person, which
+only the server keeps: here bp answers MISSING_USER_DATA_EXTERNAL_ID, or
+NOT_CALIBRATED when an externalId is given.
 
 Flags:
 `
@@ -218,7 +220,7 @@ func analyzeSignal(path string, in dsp.Inputs) (dsp.Result, error) {
 }
 
 // personFlag collects --user-data key=value pairs into a dsp.Person, with
-// SPEC 2.4's bounds.
+// the API's bounds of userData.
 type personFlag struct {
 	p dsp.Person
 }

@@ -109,7 +109,7 @@ func TestAnalyzeImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	// Three images, SPEC's most.
+	// Three images, the most a measure takes.
 	r, _, err := analyze(t, path, path, path, "-user-data", "weight=70", "-user-data", "height=175")
 	if err != nil {
 		t.Fatal(err)

@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -302,5 +307,132 @@ func TestWidgetCameraDenied(t *testing.T) {
 	})()`)
 	if len(denied) != 2 || denied[0] != "camera-denied" || !strings.Contains(denied[1], "Camera access was refused") {
 		t.Errorf("with the camera refused: %q", denied)
+	}
+}
+
+// TestDemoPageLayout checks the demo page on a laptop and a phone: the
+// measurement first, the technical choices folded under Advanced, the note
+// that it is no medical device, the live guidance on the camera picture
+// beside the face guide with the live values in view, and a reason in plain
+// words beside every value that could not be measured. The widget's view is
+// driven with the server's messages by hand, so that each state shows for
+// sure; TestWidgetMeasures pictures a real measurement at both sizes.
+func TestDemoPageLayout(t *testing.T) {
+	for _, win := range []viewport{laptop, phone} {
+		t.Run(win.String(), func(t *testing.T) {
+			srv := startServer(t, buildBinary(t), t.TempDir())
+			b := newBrowser(t, chromium(t), "")
+			win.emulate(t, b)
+			if err := chromedp.Do(b.ctx, chromedp.Navigate(srv.prod+"/")); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, b, `!!document.querySelector('.pulsewire-host') && getComputedStyle(`+shadow+`).borderRadius !== '0px'`, 10*time.Second)
+			page := eval[struct {
+				Advanced, Medical, Docs bool
+				Order                   []string
+			}](t, b, `({
+				advanced: document.getElementById('advanced').open,
+				medical: document.querySelector('header').textContent.includes('Not a medical device'),
+				docs: !!document.querySelector('footer a[href="/docs"]'),
+				order: [...document.querySelectorAll('main > *')].map((e) => e.id),
+			})`)
+			if page.Advanced || !page.Medical || !page.Docs || len(page.Order) == 0 || page.Order[0] != "widget" {
+				t.Errorf("the page: %+v (want Advanced closed, the note, the reference link, the widget first)", page)
+			}
+			inView(t, b, win, "idle", ".stage", ".actions button.primary")
+			pageScreenshot(t, b, fmt.Sprintf("page-start-%v.png", win))
+
+			// Measuring, and the server asks the person to come closer.
+			eval[bool](t, b, `(async () => {
+				const { View } = await import('/widget/view.js');
+				const { defaultText } = await import('/widget/text.js');
+				pulsewireDemo.widget.unmount();
+				const v = new View(document.getElementById('widget'), defaultText, '/widget/widget.css');
+				window.testView = v;
+				window.testText = defaultText;
+				v.state('measuring');
+				const wave = Array.from({ length: 150 }, (_, i) => Math.sin(2 * Math.PI * 1.2 * i / 30));
+				window.vitals = (guidance) => v.vitals({ progress: 0.45, hr: { value: { mean: 72.4 }, error: null },
+					br: { value: null, error: 'CONFORMITY_INITIALISATION' }, wave, waveRateHz: 30, guidance }, defaultText.guidance);
+				vitals([{ code: 'CONFORMITY_FACE_SIZE', message: 'Move closer to the camera' }]);
+				return true;
+			})()`)
+			hint := shadow + `.querySelector('.hint')`
+			waitFor(t, b, `getComputedStyle(`+hint+`).position === 'absolute'`, 10*time.Second)
+			got := eval[struct {
+				Text, Status   string
+				Shown, OnStage bool
+			}](t, b, `(() => {
+				const h = `+hint+`, s = `+shadow+`.querySelector('.stage').getBoundingClientRect(), r = h.getBoundingClientRect();
+				return { text: h.textContent, status: `+shadow+`.querySelector('.status').textContent, shown: !h.hidden && r.height > 0,
+					onStage: r.top >= s.top && r.bottom <= s.bottom && r.left >= s.left && r.right <= s.right };
+			})()`)
+			if got.Text != "Move closer" || got.Status != "Move closer" || !got.Shown || !got.OnStage {
+				t.Errorf("guidance: %+v, want \"Move closer\" shown on the camera picture and in the status line", got)
+			}
+			inView(t, b, win, "measuring", ".stage", ".hint", ".status", ".live .tiles", ".wave")
+			pageScreenshot(t, b, fmt.Sprintf("page-guidance-%v.png", win))
+
+			// All well, or still warming up: nothing on the picture.
+			for _, guidance := range []string{`[]`, `[{ code: 'CONFORMITY_INITIALISATION', message: 'Measuring: keep still' }]`} {
+				if eval[bool](t, b, `(vitals(`+guidance+`), !`+hint+`.hidden)`) {
+					t.Errorf("guidance %s leaves the hint shown", guidance)
+				}
+			}
+			// A server message without words of the widget's own is shown as sent.
+			eval[bool](t, b, `(vitals([{ code: 'CONFORMITY_NEW', message: 'Turn towards the light' }]), true)`)
+			if text := eval[string](t, b, hint+`.textContent`); text != "Turn towards the light" {
+				t.Errorf("an unknown code's message shows as %q", text)
+			}
+
+			// The result: a reason beside every value that could not be measured.
+			eval[bool](t, b, `(testView.showResult({ variables: {
+				hr: { value: { mean: 71.6 }, error: null },
+				br: { value: null, error: 'CONFORMITY_MUCH_VARIATIONS' },
+				hrv: { value: null, error: 'BAD_RMSSD' },
+				bp: { value: null, error: 'NOT_CALIBRATED' },
+				bmi: { value: null, error: 'MISSING_USER_DATA_WEIGHT' },
+				faceBmi: { value: null, error: 'MISSING_IMAGE' },
+				physicalAge: { value: null, error: 'SOMETHING_NEW' },
+			} }, { canRepeat: true }), true)`)
+			reasons := eval[map[string]string](t, b, `Object.fromEntries([...`+shadow+`.querySelectorAll('.variable.missing')]
+				.map((e) => [e.dataset.variable, e.querySelector('dd').dataset.error + ': ' + e.querySelector('dd').textContent]))`)
+			want := map[string]string{
+				"br":          "CONFORMITY_MUCH_VARIATIONS: too much movement",
+				"hrv":         "BAD_RMSSD: the beats were not clean enough to time",
+				"bp":          "NOT_CALIBRATED: needs a reference blood pressure first",
+				"bmi":         "MISSING_USER_DATA_WEIGHT: needs your weight",
+				"faceBmi":     "MISSING_IMAGE: needs a photo, not a video",
+				"physicalAge": "SOMETHING_NEW: could not be measured",
+			}
+			if !reflect.DeepEqual(reasons, want) {
+				t.Errorf("reasons %v\nwant %v", reasons, want)
+			}
+			pageScreenshot(t, b, fmt.Sprintf("page-reasons-%v.png", win))
+		})
+	}
+}
+
+// TestEveryErrorCodeHasPlainWords: the widget says every error code of the
+// API in words of its own, none by the fallback.
+func TestEveryErrorCodeHasPlainWords(t *testing.T) {
+	_, b := openDemo(t)
+	codes := eval[[]string](t, b, `(async () => {
+		const { defaultText } = await import('/widget/text.js');
+		return Object.keys(defaultText.reasons);
+	})()`)
+	// The codes, as dsp declares them.
+	src, err := os.ReadFile("../../dsp/names.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := regexp.MustCompile(`Code = "([A-Z_]+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(declared) < 25 {
+		t.Fatalf("found %d codes in dsp/names.go", len(declared))
+	}
+	for _, m := range declared {
+		if !slices.Contains(codes, m[1]) {
+			t.Errorf("the widget has no words for %s", m[1])
+		}
 	}
 }

@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,16 +19,21 @@ import (
 )
 
 const clientUsage = `Usage:
-  pulsewire client create --data-dir D --env production|test --name N [--variables hr,br,...] [--monthly-credits N]
-  pulsewire client list --data-dir D --env production|test
-  pulsewire client update ID --data-dir D --env production|test [--variables ...] [--monthly-credits N|unlimited]
-  pulsewire client deactivate ID --data-dir D --env production|test
+  pulsewire client create --env production|test --name N [--data-dir D] [--variables hr,br,...] [--monthly-credits N]
+  pulsewire client list --env production|test [--data-dir D]
+  pulsewire client update ID --env production|test [--data-dir D] [--variables ...] [--monthly-credits N|unlimited]
+  pulsewire client deactivate ID --env production|test [--data-dir D]
 
 Administers the clients (company accounts) of one environment, safely while
-the server runs. create prints {"id","name","env","apiKey"}: the API key is
-shown this once and only its hash is kept. --variables defaults to every
-variable, --monthly-credits to unlimited. A deactivated client's key and
-tokens stop working on their next request, on every instance of the server.
+the server runs. --env is required, and so is --name for create.
+--data-dir is the server's data folder (default ./data): it must exist
+already, which it does once "pulsewire serve" has started with it;
+--create-data-dir makes a new one instead.
+
+create prints {"id","name","env","apiKey"}: the API key is shown this once
+and only its hash is kept. --variables defaults to every variable,
+--monthly-credits to unlimited. A deactivated client's key and tokens stop
+working on their next request, on every instance of the server.
 
 With several instances on PostgreSQL, give the database as the server has
 it: --database-url postgres://... (or PULSEWIRE_DATABASE_URL) instead of
@@ -37,6 +46,7 @@ type clientFlags struct {
 	fs             *flag.FlagSet
 	store          storeConfig
 	env            string
+	createDataDir  bool
 	name           string
 	variables      string
 	monthlyCredits string
@@ -50,11 +60,12 @@ func newClientFlags(sub string, stderr io.Writer, extra ...string) *clientFlags 
 		f.fs.PrintDefaults()
 	}
 	storeFlags(f.fs, &f.store)
-	f.fs.StringVar(&f.env, "env", "", "production or test")
+	f.fs.BoolVar(&f.createDataDir, "create-data-dir", false, "create the data folder when it does not exist yet (without it, a missing folder is an error)")
+	f.fs.StringVar(&f.env, "env", "", "production or test (required)")
 	for _, name := range extra {
 		switch name {
 		case "name":
-			f.fs.StringVar(&f.name, "name", "", "the client's name")
+			f.fs.StringVar(&f.name, "name", "", "the client's name, 1 to 200 characters (required)")
 		case "variables":
 			f.fs.StringVar(&f.variables, "variables", "", "comma-separated variables the client is entitled to")
 		case "monthly-credits":
@@ -89,13 +100,30 @@ func (f *clientFlags) set(name string) bool {
 	return found
 }
 
+// open opens the environment's database in the data folder. A folder
+// that holds no database of that environment is refused rather than
+// created: a mistyped --data-dir would otherwise start an empty one,
+// whose keys the server never sees.
 func (f *clientFlags) open(ctx context.Context) (*control.Service, *storage.DB, error) {
+	if f.env == "" {
+		return nil, nil, fmt.Errorf("--env is required: production or test")
+	}
 	env, err := control.ParseEnv(f.env)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--env: %w", err)
 	}
 	if err := f.store.check(); err != nil {
 		return nil, nil, err
+	}
+	if f.store.databaseURL == "" && !f.createDataDir {
+		dir, err := filepath.Abs(f.store.dataDir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--data-dir: %w", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, environmentDB(env))); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("no %s data in %s (no %s there): give the data folder of the server with --data-dir, "+
+				"or add --create-data-dir to create a new one", env, dir, environmentDB(env))
+		}
 	}
 	db, err := f.store.openDatabase(ctx, env, storage.Options{})
 	if err != nil {
@@ -159,6 +187,9 @@ func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	f := newClientFlags("create", stderr, "name", "variables", "monthly-credits")
 	if err := f.parseNone(args); err != nil {
 		return err
+	}
+	if !f.set("name") {
+		return fmt.Errorf("--name is required: the client's name, 1 to 200 characters")
 	}
 	n := control.NewClient{Name: f.name}
 	if f.set("variables") {

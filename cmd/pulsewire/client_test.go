@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -21,7 +22,8 @@ func pulsewire(t *testing.T, args ...string) (stdout, stderr string, err error) 
 
 func TestClientCommands(t *testing.T) {
 	dir := t.TempDir()
-	out, _, err := pulsewire(t, "client", "create", "--data-dir", dir, "--env", "test", "--name", "acme")
+	// The first command creates the data folder, as the server does.
+	out, _, err := pulsewire(t, "client", "create", "--data-dir", dir, "--env", "test", "--name", "acme", "--create-data-dir")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestClientCommands(t *testing.T) {
 	if strings.Contains(out, created["apiKey"]) {
 		t.Fatal("list shows an API key")
 	}
-	out, _, _ = pulsewire(t, "client", "list", "--data-dir", dir, "--env", "production")
+	out, _, _ = pulsewire(t, "client", "list", "--data-dir", dir, "--env", "production", "--create-data-dir")
 	if strings.TrimSpace(out) != "[]" {
 		t.Fatalf("production lists the test clients: %s", out)
 	}
@@ -69,9 +71,12 @@ func TestClientCommands(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no env", []string{"client", "create", "--data-dir", dir, "--name", "x"}, "unknown environment"},
+		{"no env", []string{"client", "create", "--data-dir", dir, "--name", "x"}, "--env is required"},
+		{"list without env", []string{"client", "list", "--data-dir", dir}, "--env is required"},
 		{"unknown env", []string{"client", "create", "--data-dir", dir, "--env", "staging", "--name", "x"}, "unknown environment"},
-		{"no name", []string{"client", "create", "--data-dir", dir, "--env", "test"}, "name must be"},
+		{"no name", []string{"client", "create", "--data-dir", dir, "--env", "test"}, "--name is required"},
+		{"empty name", []string{"client", "create", "--data-dir", dir, "--env", "test", "--name", ""}, "name must be"},
+		{"mistyped data folder", []string{"client", "list", "--data-dir", dir + "-typo", "--env", "test"}, "no test data in " + dir + "-typo"},
 		{"unknown variable", []string{"client", "create", "--data-dir", dir, "--env", "test", "--name", "x", "--variables", "hr,spo2"}, "unknown variable"},
 		{"negative credits", []string{"client", "create", "--data-dir", dir, "--env", "test", "--name", "x", "--monthly-credits", "-1"}, "monthly-credits"},
 		{"update nothing", []string{"client", "update", created["id"], "--data-dir", dir, "--env", "test"}, "nothing to change"},
@@ -97,6 +102,7 @@ func TestClientCommandsReadTheEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("PULSEWIRE_DATA_DIR", dir)
 	t.Setenv("PULSEWIRE_ENV", "production")
+	t.Setenv("PULSEWIRE_CREATE_DATA_DIR", "true")
 	if _, _, err := pulsewire(t, "client", "create", "--name", "acme"); err != nil {
 		t.Fatal(err)
 	}
@@ -113,4 +119,66 @@ func mapKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// TestMistypedDataFolderIsNotCreated: a data folder that does not exist is
+// refused, by its absolute path, and left uncreated.
+func TestMistypedDataFolderIsNotCreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dta")
+	_, _, err := pulsewire(t, "client", "create", "--data-dir", dir, "--env", "test", "--name", "acme")
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "--create-data-dir") {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the mistyped folder was created: %v", err)
+	}
+	// A folder with the other environment's data only is not this one's.
+	if _, _, err := pulsewire(t, "client", "list", "--data-dir", dir, "--env", "production", "--create-data-dir"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := pulsewire(t, "client", "list", "--data-dir", dir, "--env", "test"); err == nil ||
+		!strings.Contains(err.Error(), "no test data in "+dir+" (no test/pulsewire.db there)") {
+		t.Fatalf("err %v", err)
+	}
+	// Relative paths are named absolute, so that the message says where.
+	t.Chdir(filepath.Dir(dir))
+	if _, _, err := pulsewire(t, "client", "list", "--data-dir", "dta", "--env", "test"); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("err %v, want the absolute path %s", err, dir)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := pulsewire(t, "version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 4 || !strings.HasPrefix(lines[0], "pulsewire ") ||
+		lines[1] != "module    github.com/pulsewire/pulsewire" || !strings.HasPrefix(lines[2], "revision  ") {
+		t.Fatalf("version printed %q", out)
+	}
+	if flagOut, _, _ := pulsewire(t, "--version"); flagOut != out {
+		t.Errorf("--version printed %q, version %q", flagOut, out)
+	}
+	if _, _, err := pulsewire(t, "version", "extra"); err != errUsage {
+		t.Errorf("version with an argument: %v", err)
+	}
+	v := buildVersion{Version: "v1.2.0", Revision: "0123456789abcdef0123", Modified: true}
+	if got := v.String(); got != "v1.2.0 (0123456789ab, modified)" {
+		t.Errorf("String: %q", got)
+	}
+}
+
+// TestServeHelpSaysWhatDevDoes: --dev is what mounts the demo page and its
+// token route, and the help says so.
+func TestServeHelpSaysWhatDevDoes(t *testing.T) {
+	_, stderr, err := pulsewire(t, "serve", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"demo page at /", "/demo/access-tokens", "without an API key", "/docs"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("serve --help does not say %q:\n%s", want, stderr)
+		}
+	}
 }

@@ -25,6 +25,7 @@ var commands = []command{
 	{"analyze", "measure a video, images or a signal file offline and print the result", runAnalyze},
 	{"backup", "copy both environments' databases and media, while the server runs", runBackup},
 	{"restore", "put a backup in place in a new data folder", runRestore},
+	{"version", "print the version and source revision of this binary", runVersion},
 }
 
 func main() {
@@ -48,6 +49,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errUsage
 		}
 		return nil
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	for _, c := range commands {
 		if c.name == args[0] {

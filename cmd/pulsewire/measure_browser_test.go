@@ -52,7 +52,19 @@ const shadow = `document.querySelector('.pulsewire-host').shadowRoot.querySelect
 // screenshot saves a picture of the widget's panel.
 func screenshot(t *testing.T, b *browser, name string) {
 	t.Helper()
-	png, err := chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.JSPath(shadow)))
+	saveScreenshot(t, b, name, chromedp.Screenshot(chromedp.JSPath(shadow)))
+}
+
+// pageScreenshot saves a picture of what the window shows, as a person
+// sees it: no scrolling, the fold where the window ends.
+func pageScreenshot(t *testing.T, b *browser, name string) {
+	t.Helper()
+	saveScreenshot(t, b, name, chromedp.CaptureScreenshot())
+}
+
+func saveScreenshot(t *testing.T, b *browser, name string, take chromedp.Action[[]byte]) {
+	t.Helper()
+	png, err := chromedp.Run(b.ctx, take)
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -61,6 +73,59 @@ func screenshot(t *testing.T, b *browser, name string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// viewport is a browser window's size: a laptop's or a phone's.
+type viewport struct{ width, height int }
+
+var (
+	laptop = viewport{1280, 800}
+	phone  = viewport{390, 844}
+)
+
+func (v viewport) String() string { return fmt.Sprintf("%dx%d", v.width, v.height) }
+
+// emulate gives b's page the viewport v, before it navigates: a window size
+// alone leaves room for the browser's own frame (and no window is narrower
+// than 500 pixels). A phone is emulated as one: portrait, mobile, touch.
+func (v viewport) emulate(t *testing.T, b *browser) {
+	t.Helper()
+	opts := []chromedp.EmulateViewportOption{chromedp.EmulateLandscape}
+	if v.width < v.height {
+		opts = []chromedp.EmulateViewportOption{chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch}
+	}
+	if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(int64(v.width), int64(v.height), opts...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inView fails unless every part of the widget that a person measuring
+// looks at (the camera with its face guide, the live values, the status
+// line with the guidance) lies inside the window: on screen, not below
+// the fold. It checks the widget in state only: one that has moved on
+// (a scan that ended meanwhile) has other parts to show.
+func inView(t *testing.T, b *browser, v viewport, state string, parts ...string) {
+	t.Helper()
+	for _, part := range parts {
+		r := eval[struct {
+			Top, Bottom, Left, Right, Height, Width float64
+			State                                   string
+		}](t, b, `(() => {
+			const r = `+shadow+`.querySelector('`+part+`').getBoundingClientRect();
+			return { top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: innerHeight, width: innerWidth,
+				state: `+shadow+`.dataset.state };
+		})()`)
+		if r.State != state {
+			t.Logf("%v: the widget went on to %s before %s could be checked", v, r.State, part)
+			return
+		}
+		if r.Width != float64(v.width) || r.Height != float64(v.height) {
+			t.Fatalf("the window is %vx%v, want %v", r.Width, r.Height, v)
+		}
+		if r.Top < 0 || r.Bottom > r.Height || r.Left < 0 || r.Right > r.Width || r.Bottom <= r.Top {
+			t.Errorf("%v: %s is at top %.0f, bottom %.0f, left %.0f, right %.0f: not all in the window", v, part, r.Top, r.Bottom, r.Left, r.Right)
+		}
+	}
 }
 
 // demoState is what the demo page records of its widget (web/demo/demo.js).
@@ -100,9 +165,10 @@ func TestWidgetMeasures(t *testing.T) {
 
 	tests := []struct {
 		transport, person string
+		window            viewport
 	}{
-		{"websocket", "&externalId=e2e-person"}, // the calibration form comes with an externalId
-		{"webrtc", ""},
+		{"websocket", "&externalId=e2e-person", laptop}, // the calibration form comes with an externalId
+		{"webrtc", "", phone},
 	}
 	// The measurements run at once, each in its own browser: together they
 	// take as long as one. The server is built without the race detector,
@@ -112,14 +178,20 @@ func TestWidgetMeasures(t *testing.T) {
 			t.Parallel()
 			b := newBrowser(t, exe, camera)
 			tapCamera(t, b)
+			tc.window.emulate(t, b)
 			start := time.Now()
 			if err := chromedp.Do(b.ctx, chromedp.Navigate(srv.prod+"/?chain=scan&autostart=1&transport="+tc.transport+tc.person)); err != nil {
 				t.Fatal(err)
 			}
 			// A picture of the live view, past the middle of the scan.
 			waitFor(t, b, `pulsewireDemo.vitals >= 14 || !!pulsewireDemo.error`, window)
-			if eval[bool](t, b, `!pulsewireDemo.error`) {
+			// On a loaded machine the count can pass 14 only once the
+			// scan has ended; the live view is then gone, so only a
+			// measuring page is pictured and checked.
+			if eval[bool](t, b, `!pulsewireDemo.error && pulsewireDemo.state === 'measuring'`) {
 				screenshot(t, b, "measuring-"+tc.transport+".png")
+				pageScreenshot(t, b, fmt.Sprintf("page-measuring-%s-%v.png", tc.transport, tc.window))
+				inView(t, b, tc.window, "measuring", ".stage", ".status", ".live .tiles", ".wave")
 			}
 			waitFor(t, b, `!!(pulsewireDemo.result || pulsewireDemo.error)`, window)
 			took := time.Since(start)
@@ -164,6 +236,7 @@ func TestWidgetMeasures(t *testing.T) {
 				t.Errorf("calibration form shown: %v, with an externalId: %v", hasForm, tc.person != "")
 			}
 			screenshot(t, b, "result-"+tc.transport+".png")
+			pageScreenshot(t, b, fmt.Sprintf("page-result-%s-%v.png", tc.transport, tc.window))
 			if !hasForm {
 				return
 			}

@@ -26,6 +26,18 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
+const serveUsage = `Usage: pulsewire serve [flags]
+
+Serves the Production and Test APIs on two listeners until SIGINT or SIGTERM,
+each with its own database and media under --data-dir (created when missing).
+Every listener also serves the API reference at /docs, the OpenAPI document at
+/openapi.json and the browser widget at /widget/pulsewire.js. With --dev it
+serves the demo page at / as well (make run starts the server so).
+Every flag can also be set by the environment variable shown.
+
+Flags:
+`
+
 // serveConfig is what `pulsewire serve` is told, by flag or environment
 // variable.
 type serveConfig struct {
@@ -59,8 +71,9 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&cfg.testAdvertise, "test-advertise-addr", "", "as --advertise-addr, for the Test listener")
 	fs.DurationVar(&cfg.runLimit, "run-limit", control.DefaultRunLimit, "longest a measurement run lasts; a run whose instance has been gone for longer is ended with PROCESSOR_FAIL, and media of no measure older than this are removed at start")
 	fs.StringVar(&cfg.timeZone, "time-zone", "UTC", "IANA time zone whose calendar counts token days and dates of birth")
-	fs.BoolVar(&cfg.dev, "dev", false, "development mode: readable debug logs and a banner with next steps")
-	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info, debug with --dev)")
+	fs.BoolVar(&cfg.dev, "dev", false, "development mode, never for production: serves the demo page at / and its token route POST /demo/access-tokens, "+
+		"which mints access tokens without an API key; logs as text; prints a banner with the addresses and next steps")
+	fs.StringVar(&cfg.logLevel, "log-level", "", "debug, info, warn or error (default info)")
 	fs.StringVar(&cfg.logFormat, "log-format", "", "json or text (default json, text with --dev)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a stop waits for requests in flight")
 	fs.IntVar(&cfg.workers, "workers", max(1, runtime.NumCPU()/2), "measurements of uploads analysed at once, in each environment (default half the CPUs: both environments together use them all)")
@@ -77,7 +90,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "address of the admin listener: Prometheus metrics at /metrics, /healthz and /readyz; off when empty, loopback when the host is left out (:9090)")
 	fs.Var(&cfg.sessions.WebRTCPorts, "webrtc-udp-ports", "UDP port range `min-max` WebRTC takes its ports from, e.g. 50000-50100, for a firewall to open (default any port)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: pulsewire serve [flags]\n\nServes the Production and Test APIs on two listeners until SIGINT or SIGTERM.\nEvery flag can also be set by the environment variable shown.\n\nFlags:")
+		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
 	}
 	withEnvNames(fs)
@@ -143,6 +156,7 @@ type environment struct {
 	svc      *control.Service
 	db       *storage.DB
 	sessions *session.Server
+	analyzer *control.Analyzer
 	api      *control.API
 	ln       net.Listener
 	srv      *http.Server
@@ -195,12 +209,18 @@ func (s *server) open(ctx context.Context) error {
 		}
 		// Each environment has its own pool: a client of one can never
 		// starve the other of places.
-		analyzer := control.NewAnalyzer(s.cfg.workers, s.cfg.queue, s.cfg.uploads, media.VideoOptions{})
+		env.analyzer = control.NewAnalyzer(s.cfg.workers, s.cfg.queue, s.cfg.uploads, media.VideoOptions{})
 		if s.metrics != nil {
-			analyzer.Instrument(s.metrics, e.env)
+			env.analyzer.Instrument(s.metrics, e.env)
 		}
-		env.api = control.NewAPI(svc, control.Options{Logger: s.log, Routes: mountedRoutes(svc, env.sessions, s.cfg), Analyzer: analyzer,
-			Checks: []control.Check{{Name: "sessions", Err: env.sessions.Ready}}})
+		s.log.Info("listening", "env", string(e.env), "addr", env.ln.Addr().String())
+	}
+	// The APIs come once both listen: each one's OpenAPI document names
+	// both listeners.
+	servers := s.openAPIServers()
+	for _, env := range s.envs {
+		env.api = control.NewAPI(env.svc, control.Options{Logger: s.log, Routes: mountedRoutes(env.svc, env.sessions, s.cfg), Analyzer: env.analyzer,
+			Servers: servers, Checks: []control.Check{{Name: "sessions", Err: env.sessions.Ready}}})
 		env.srv = &http.Server{
 			Handler:           env.api,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -210,7 +230,6 @@ func (s *server) open(ctx context.Context) error {
 		// Shutdown does not reach hijacked connections: the sessions
 		// end theirs (serve waits for them).
 		env.srv.RegisterOnShutdown(func() { env.sessions.Shutdown(context.Background()) })
-		s.log.Info("listening", "env", string(e.env), "addr", env.ln.Addr().String())
 	}
 	if s.cfg.adminAddr != "" {
 		apis := []*control.API{s.envs[0].api, s.envs[1].api}
@@ -233,6 +252,31 @@ func (s *server) serviceOptions(env control.Env) ([]control.ServiceOption, error
 		opts = append(opts, control.KeepNoMedia(scratch))
 	}
 	return opts, nil
+}
+
+// openAPIServers are the servers of the OpenAPI document: the base URL of
+// each environment's listener. A listener on every address (0.0.0.0, ::)
+// is named by the loopback address of its family, which reaches it from
+// this machine; how others reach it (a proxy, a name) the server cannot
+// know.
+func (s *server) openAPIServers() []control.Server {
+	var servers []control.Server
+	for i, env := range s.envs {
+		addr := env.ln.Addr().(*net.TCPAddr)
+		ip := addr.IP
+		if ip.IsUnspecified() {
+			ip = net.IPv6loopback
+			if ip4 := addr.IP.To4(); ip4 != nil {
+				ip = net.IPv4(127, 0, 0, 1)
+			}
+		}
+		name := []string{"Production", "Test"}[i]
+		servers = append(servers, control.Server{
+			URL:         "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(addr.Port)),
+			Description: name + " (this server's listener)",
+		})
+	}
+	return servers
 }
 
 // mountedRoutes are the routes served beside the API on an environment's
@@ -310,26 +354,37 @@ func (s *server) close() {
 	}
 }
 
-// banner tells a developer what to do next: create a client on Test and
-// mint a token with its key.
+// banner tells a developer where things are and what to do next: create
+// a client on Test and mint a token with its key. Its paths are absolute,
+// so that its commands work from any folder; it comes after the start-up
+// logs, and in dev mode the requests for the pages' own files log at debug
+// level only, so that it stays on screen while the demo page loads.
 func (s *server) banner(w io.Writer) {
-	self := os.Args[0]
-	prod, test := s.envs[0].ln.Addr().String(), s.envs[1].ln.Addr().String()
+	self, err := os.Executable()
+	if err != nil {
+		self, _ = filepath.Abs(os.Args[0])
+	}
+	data, err := filepath.Abs(s.cfg.store.dataDir)
+	if err != nil {
+		data = s.cfg.store.dataDir
+	}
+	servers := s.openAPIServers()
+	prod, test := servers[0].URL, servers[1].URL
 	fmt.Fprintf(w, `
-PulseWire is running (dev mode).
-  Production  http://%[1]s
-  Test        http://%[2]s
-  Data        %[3]s
-  Demo page   http://%[1]s/ (measure yourself with this computer's camera)
+PulseWire %[5]s is running in dev mode (pulsewire serve --help lists every flag).
+  Demo page      %[1]s/  (measure yourself with this computer's camera)
+  API reference  %[1]s/docs
+  Production     %[1]s
+  Test           %[2]s
+  Data           %[3]s
 
 Next steps, in another terminal:
   1. Create a client on Test and keep its API key (shown once):
-     export KEY=$(%[4]s client create --data-dir %[3]s --env test --name demo | sed -n 's/.*"apiKey":"\([^"]*\)".*/\1/p')
+     export KEY=$(%[4]s client create --data-dir %[6]s --env test --name demo | sed -n 's/.*"apiKey":"\([^"]*\)".*/\1/p')
   2. Mint an access token for the widget:
-     curl -s -X POST http://%[2]s/access-tokens -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"10m"}'
-  API reference: http://%[2]s/openapi.json
+     curl -s -X POST %[2]s/access-tokens -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -d '{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"10m"}'
 
-`, prod, test, shellQuote(s.cfg.store.dataDir), shellQuote(self))
+`, prod, test, data, shellQuote(self), readBuildVersion(), shellQuote(data))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -338,6 +393,11 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// environmentDB is the database of env, relative to the data folder.
+func environmentDB(env control.Env) string {
+	return filepath.Join(string(env), "pulsewire.db")
 }
 
 // advertised is the address the other instances reach a listener at:
@@ -361,7 +421,7 @@ func advertised(flag string, listening net.Addr) string {
 func newLogger(w io.Writer, cfg *serveConfig) (*slog.Logger, error) {
 	level, format := cfg.logLevel, cfg.logFormat
 	if level == "" {
-		level = map[bool]string{true: "debug", false: "info"}[cfg.dev]
+		level = "info"
 	}
 	if format == "" {
 		format = map[bool]string{true: "text", false: "json"}[cfg.dev]

@@ -239,8 +239,17 @@ func TestEndToEnd(t *testing.T) {
 	if status, _ := call(t, "GET", srv.prod+"/measures", key, ""); status != 401 {
 		t.Fatalf("a test key on production: %d", status)
 	}
-	if status, _ := call(t, "GET", srv.prod+"/openapi.json", "", ""); status != 200 {
-		t.Fatalf("openapi: %d", status)
+	// The OpenAPI document names this server's listeners, on both.
+	for _, base := range []string{srv.prod, srv.test} {
+		status, body := call(t, "GET", base+"/openapi.json", "", "")
+		var doc struct{ Servers []struct{ URL string } }
+		if err := json.Unmarshal(body, &doc); status != 200 || err != nil || len(doc.Servers) != 2 ||
+			doc.Servers[0].URL != srv.prod || doc.Servers[1].URL != srv.test {
+			t.Fatalf("openapi: %d %v %+v", status, err, doc.Servers)
+		}
+		if status, body := call(t, "GET", base+"/docs", "", ""); status != 200 || !strings.Contains(string(body), "redoc.standalone.js") {
+			t.Fatalf("the API reference: %d %.100s", status, body)
+		}
 	}
 
 	// The banner's next steps work as printed.
@@ -400,7 +409,6 @@ func TestServeRecoversThenRuns(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * time.Hour)
 	os.Chtimes(orphan, old, old)
-	_, key := createClient(t, bin, data, "test", "acme")
 	srv := startServer(t, bin, data, "--run-limit", "1h")
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
 		t.Fatalf("orphan media after start-up: %v\n%s", err, srv.out)
@@ -408,6 +416,7 @@ func TestServeRecoversThenRuns(t *testing.T) {
 	if _, err := os.Stat(young); err != nil {
 		t.Fatalf("media younger than the run limit: %v", err)
 	}
+	_, key := createClient(t, bin, data, "test", "acme")
 	if !strings.Contains(srv.out.String(), `"measures":1`) {
 		t.Errorf("the repair is not logged:\n%s", srv.out)
 	}

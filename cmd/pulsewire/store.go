@@ -71,11 +71,11 @@ func (c storeConfig) openDatabase(ctx context.Context, env control.Env, opts sto
 		}
 		return db, nil
 	}
-	dir := filepath.Join(c.dataDir, string(env))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	file := filepath.Join(c.dataDir, environmentDB(env))
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return nil, fmt.Errorf("%s data folder: %w", env, err)
 	}
-	db, err := storage.Open(ctx, filepath.Join(dir, "pulsewire.db"), opts)
+	db, err := storage.Open(ctx, file, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", env, err)
 	}

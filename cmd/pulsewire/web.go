@@ -12,13 +12,18 @@ import (
 	"github.com/pulsewire/pulsewire/web"
 )
 
-// widgetRoutes serve the browser widget's files on every listener, in
-// every mode: a company's page imports /widget/pulsewire.js.
+// widgetRoutes serve the browser widget's files and the API reference on
+// every listener, in every mode: a company's page imports
+// /widget/pulsewire.js, and its developers read /docs.
 func widgetRoutes() []control.Route {
-	h := web.Widget()
+	h, ref := web.Widget(), web.Reference()
 	return []control.Route{
 		{Method: http.MethodGet, Path: "/widget/:file", Handler: h, Internal: true},
 		{Method: http.MethodHead, Path: "/widget/:file", Handler: h, Internal: true},
+		{Method: http.MethodGet, Path: web.ReferencePath, Handler: ref, Internal: true},
+		{Method: http.MethodHead, Path: web.ReferencePath, Handler: ref, Internal: true},
+		{Method: http.MethodGet, Path: web.ReferencePath + "/:file", Handler: ref, Internal: true},
+		{Method: http.MethodHead, Path: web.ReferencePath + "/:file", Handler: ref, Internal: true},
 	}
 }
 
@@ -50,9 +55,9 @@ const demoTokenDuration = "10m"
 var demoChains = map[string]string{"scan": control.PermissionScan, "realtime": control.PermissionRealtime}
 
 // demoTokens answers POST /demo/access-tokens?chain=scan|realtime with a
-// new token of the demo client, as POST /access-tokens answers (SPEC 2.1):
-// one permission for the chain, maxSessions 1, as SPEC 5.5 advises for
-// every measurement.
+// new token of the demo client, as POST /access-tokens answers: one
+// permission for the chain, maxSessions 1, as the API advises for every
+// measurement.
 type demoTokens struct {
 	svc *control.Service
 	mu  sync.Mutex // serialises finding or creating the demo client

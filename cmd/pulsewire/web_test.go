@@ -93,7 +93,7 @@ func TestDemoTokens(t *testing.T) {
 				t.Errorf("Cache-Control %q", w.Header().Get("Cache-Control"))
 			}
 			if tc.status != 201 {
-				// The API's own 400 body (ARCHITECTURE.md).
+				// The API's own 400 body.
 				if want := `{"statusCode":400,"message":["chain must be scan or realtime"],"error":"Bad Request"}`; w.Body.String() != want {
 					t.Errorf("body %s, want %s", w.Body, want)
 				}

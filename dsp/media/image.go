@@ -18,7 +18,7 @@ import (
 
 // Defaults of ImageOptions.
 const (
-	// DefaultMaxImageBytes is SPEC's per-image upload limit.
+	// DefaultMaxImageBytes is the API's per-image upload limit.
 	DefaultMaxImageBytes = 30 << 20
 	// DefaultMaxPixels admits a 48-megapixel phone photo (8000x6000) and
 	// bounds a decoded image to about 200 MB of RGBA.

@@ -19,7 +19,7 @@ import (
 )
 
 // testPicture is a 96x64 image: a flat colour with a gradient, large enough
-// to pass SPEC's 4 KB minimum once encoded losslessly.
+// to pass the API's 4 KB minimum once encoded losslessly.
 func testPicture() *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, 96, 64))
 	for y := 0; y < 64; y++ {

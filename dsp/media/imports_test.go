@@ -10,7 +10,7 @@ import (
 )
 
 // TestImports keeps the package's dependencies to the standard library and
-// golang.org/x/image (ARCHITECTURE.md): the decoding package must not grow a
+// golang.org/x/image: the decoding package must not grow a
 // dependency on the rest of the service or on third-party code.
 func TestImports(t *testing.T) {
 	files, err := filepath.Glob("*.go")

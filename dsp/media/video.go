@@ -25,7 +25,7 @@ const (
 	// times faster than real time on two cores, against 13 times at 640x360
 	// (measured on a synthetic face clip).
 	DefaultMaxWidth, DefaultMaxHeight = 480, 360
-	// DefaultMaxBytes is SPEC's video upload limit.
+	// DefaultMaxBytes is the API's video upload limit.
 	DefaultMaxBytes = 100 << 20
 	// DefaultMaxFrames is ten minutes at 60 frames per second.
 	DefaultMaxFrames = 36000

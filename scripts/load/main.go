@@ -10,7 +10,7 @@
 //
 //	go run ./scripts/load [-sessions 40] [-seconds 40] [-bin ./bin/pulsewire]
 //
-// Target (issue 5): 40 sessions on 2 cores, every vitals message within
+// Target: 40 sessions on 2 cores, every vitals message within
 // 1.5 s of its due time and no frame dropped.
 package main
 

@@ -20,6 +20,10 @@ for (const name of ['chain', 'transport']) {
   const input = v && form.querySelector(`input[name="${name}"][value="${CSS.escape(v)}"]`);
   if (input) input.checked = true;
 }
+// A choice other than the defaults is shown, not hidden under Advanced.
+if (!form.elements.chain[0].checked || !form.elements.transport[0].checked) {
+  document.getElementById('advanced').open = true;
+}
 for (const name of ['externalId', 'age', 'sex', 'weight', 'height']) {
   if (query.has(name)) form.elements[name].value = query.get(name);
 }
@@ -52,7 +56,11 @@ function mount(autoStart) {
     transport: f.get('transport'),
     measure: measureInputs, // read at every start, so later edits count
     autoStart,
-    onState: (s) => { demo.state = s; },
+    onState: (s) => {
+      demo.state = s;
+      // Measuring: the camera, the guidance and the live values in view.
+      if (s === 'camera') slot.scrollIntoView({ block: 'start', behavior: 'smooth' });
+    },
     onVitals: (v) => { demo.vitals++; demo.lastVitals = v; },
     onResult: (measure) => {
       demo.result = measure;

@@ -27,7 +27,7 @@ export const defaultText = {
   skip: 'Skip',
   calibrated: 'Saved. Thank you.',
 
-  // Live guidance, by capture-quality code (SPEC 2.3).
+  // Live guidance, by capture-quality code.
   guidance: {
     CONFORMITY_FACE_PRESENCE: 'Keep your face in the oval',
     CONFORMITY_FACE_SIZE: 'Move closer',
@@ -39,7 +39,7 @@ export const defaultText = {
     CONFORMITY_MISSING_SIGNAL: 'Hold still in even light',
   },
 
-  // The variables of a result (SPEC 2.3), with their units.
+  // The variables of a result, with their units.
   variables: {
     hr: ['Heart rate', 'bpm'],
     br: ['Breathing rate', 'breaths/min'],
@@ -54,13 +54,40 @@ export const defaultText = {
   },
   of: 'of', // "2 of 5"
 
-  // Why a variable has no value, by error code group.
+  // Why a variable has no value: its error code in plain words. A code
+  // missing here falls back to its group (CONFORMITY, MISSING_USER_DATA),
+  // then to `other`.
   reasons: {
+    CONFORMITY_FACE_PRESENCE: 'no face was found for long enough',
+    CONFORMITY_FACE_SIZE: 'the face was too far from the camera',
+    CONFORMITY_INITIALISATION: 'the measurement was too short for it',
+    CONFORMITY_LOW_FPS: 'the camera sent too few pictures a second',
+    CONFORMITY_MISSING_SIGNAL: 'no pulse could be read (more light, less movement)',
+    CONFORMITY_MUCH_VARIATIONS: 'too much movement',
+    CONFORMITY_ONDULATIONS: 'the light flickered',
+    CONFORMITY_POOR_LIGHT: 'too dark',
     CONFORMITY: 'the capture was not good enough',
+    MISSING_USER_DATA_AGE: 'needs your age',
+    MISSING_USER_DATA_SEX: 'needs your sex',
+    MISSING_USER_DATA_WEIGHT: 'needs your weight',
+    MISSING_USER_DATA_HEIGHT: 'needs your height',
+    MISSING_USER_DATA_SMOKING_STATUS: 'needs your smoking status',
+    MISSING_USER_DATA_EXTERNAL_ID: 'needs an external id for you',
     MISSING_USER_DATA: 'needs more about you',
-    NOT_CALIBRATED: 'needs a reference blood pressure first',
-    CREDIT_EXCEEDED: 'not available this month',
+    MISSING_CAPTURES: 'needs a video, not a photo',
     MISSING_IMAGE: 'needs a photo, not a video',
+    MISSING_SIGNAL: 'no signal was recorded',
+    EXCEEDING_MAX_IMAGE: 'too many photos',
+    INVALID_IMAGE_SIZE: 'the photo is too small or too large',
+    INVALID_IMAGE_TYPE: 'the photo could not be read',
+    NOT_CALIBRATED: 'needs a reference blood pressure first',
+    MISSING_BP_CLASSIFICATION: 'needs the blood pressure class first',
+    BAD_RMSSD: 'the beats were not clean enough to time',
+    OUT_OF_RANGE: 'outside what can be measured',
+    PROCESSOR_FAIL: 'the computation failed',
+    MISSING_PROCESSOR: 'the computation failed',
+    UNKNOWN: 'the computation failed',
+    CREDIT_EXCEEDED: 'not available this month',
     other: 'could not be measured',
   },
 };

@@ -1,5 +1,5 @@
-// Access tokens: one fresh ivat- value per measurement (SPEC 5.5), never
-// cached, and only ever the value, never the token's id (SPEC 5.2, 5.6).
+// Access tokens: one fresh ivat- value per measurement, never cached, and
+// only ever the value, never the token's id, which opens nothing.
 
 import { codes, PulseWireError } from './errors.js';
 

@@ -49,7 +49,9 @@ export class View {
       this.ring,
       // The face guide: an oval a face of the right size fills.
       el('svg:ellipse', { class: 'guide', cx: 50, cy: 48, rx: 24, ry: 31 })));
-    this.stage = el('div', { class: 'stage' }, el('div', { class: 'lens' }, this.video), this.progress);
+    // What to fix now, on the picture itself, where the person is looking.
+    this.hint = el('p', { class: 'hint', hidden: true, 'aria-hidden': 'true' });
+    this.stage = el('div', { class: 'stage' }, el('div', { class: 'lens' }, this.video), this.progress, this.hint);
 
     this.status = el('p', { class: 'status', role: 'status', 'aria-live': 'polite', id: `${id}-status` }, t.intro);
     this.hr = this.tile('hr');
@@ -72,6 +74,7 @@ export class View {
     this.panel = el('section', { class: 'pw', 'aria-label': t.title, 'aria-describedby': `${id}-status` },
       this.stage, this.status, this.live, this.alert, this.result, this.actions);
     root.append(styles, this.panel);
+    this.setProgress(0);
     this.state('idle');
   }
 
@@ -123,9 +126,15 @@ export class View {
     this.hr.value.textContent = mean(v.hr);
     this.br.value.textContent = mean(v.br);
     this.chart.update(v);
-    const fix = Array.isArray(v.guidance) && v.guidance[0];
+    // Warming up is no fault to fix: the guide stays calm and the status
+    // says "Measuring".
+    const fix = Array.isArray(v.guidance) && v.guidance.find((g) => g && g.code !== 'CONFORMITY_INITIALISATION');
     this.panel.dataset.guidance = fix ? 'fix' : 'ok';
-    this.say(fix ? guidance[fix.code] || fix.message || this.text.measuring : this.text.measuring);
+    const advice = fix ? guidance[fix.code] || fix.message || this.text.measuring : this.text.measuring;
+    this.say(advice);
+    // The status line says it to screen readers; the hint shows it on the picture.
+    this.hint.textContent = fix ? advice : '';
+    this.hint.hidden = !fix;
   }
 
   setProgress(p) {
@@ -141,6 +150,7 @@ export class View {
     this.hr.value.textContent = '–';
     this.br.value.textContent = '–';
     this.chart.clear();
+    this.hint.hidden = true;
     delete this.panel.dataset.guidance;
   }
 
@@ -149,7 +159,7 @@ export class View {
   }
 
   /**
-   * showResult draws the result card of a measure (SPEC 2.2): its
+   * showResult draws the result card of a measure: its
    * variables in a fixed order, each value or the reason it has none, and
    * the calibration form when asked.
    */
@@ -161,9 +171,11 @@ export class View {
     for (const name of names) {
       const [label, unit] = t.variables[name] || [name, ''];
       const r = vars[name] || {};
-      const shown = r.error ? reason(r.error, t) : format(name, r.value, unit, t);
+      const dd = r.error
+        ? el('dd', { title: r.error, 'data-error': r.error }, el('span', { class: 'why' }, reason(r.error, t)))
+        : el('dd', {}, format(name, r.value, unit, t));
       list.append(el('div', { class: r.error ? 'variable missing' : 'variable', 'data-variable': name },
-        el('dt', {}, label), el('dd', {}, shown)));
+        el('dt', {}, label), dd));
     }
     const heading = el('h2', { id: this.resultId, tabindex: '-1' }, t.results);
     this.result.replaceChildren(heading, list);
@@ -239,7 +251,7 @@ function mean(v) {
   return v && !v.error && v.value && Number.isFinite(v.value.mean) ? String(Math.round(v.value.mean)) : '–';
 }
 
-// format shows a variable's value (SPEC 2.3 shapes) with its unit.
+// format shows a variable's value with its unit.
 function format(name, value, unit, t) {
   const u = unit ? ` ${unit}` : '';
   if (value === null || value === undefined) return t.notMeasured;
@@ -252,10 +264,12 @@ function format(name, value, unit, t) {
   return t.notMeasured;
 }
 
-// reason says why a variable has no value, from its error code.
+// reason says why a variable has no value: its error code in plain words,
+// or its group's words (a page's own text may name only the groups).
 function reason(code, t) {
   const r = t.reasons;
-  if (code.startsWith('CONFORMITY_')) return r.CONFORMITY;
-  if (code.startsWith('MISSING_USER_DATA')) return r.MISSING_USER_DATA;
-  return r[code] || r.other;
+  if (r[code]) return r[code];
+  if (code.startsWith('CONFORMITY_') && r.CONFORMITY) return r.CONFORMITY;
+  if (code.startsWith('MISSING_USER_DATA') && r.MISSING_USER_DATA) return r.MISSING_USER_DATA;
+  return r.other;
 }
