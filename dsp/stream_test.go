@@ -399,3 +399,28 @@ func TestStreamHiddenHalf(t *testing.T) {
 		t.Errorf("from 6 s: %s, noise known %v; want a split", pa.err, pa.noiseKnown)
 	}
 }
+
+// TestVitalsGuidanceOnAFaintPulse: while the capture is young a faint pulse
+// is still being measured; once it has had its time, the person is told
+// what to change.
+func TestVitalsGuidanceOnAFaintPulse(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 4, Seconds: 40, PulseAmp: 1e-12, Noise: 0.3})
+	obs := observations(s, func(int, int, *face.Observation) {})
+	st := NewStream(nil, Inputs{})
+	for i, o := range obs {
+		st.Observe(o, time.Duration(s.T[i]*float64(time.Millisecond)))
+		var want string
+		switch s.T[i] {
+		case 15000:
+			want = measuringText
+		case 39000:
+			want = guidanceText[ConformityMissingSignal]
+		default:
+			continue
+		}
+		v := st.Vitals()
+		if v.HR.Error != ConformityMissingSignal || len(v.Guidance) != 1 || v.Guidance[0].Message != want {
+			t.Errorf("at %.0f s: hr %+v, guidance %+v; want %q", s.T[i]/1000, v.HR, v.Guidance, want)
+		}
+	}
+}
