@@ -92,7 +92,8 @@ func analyzePulse(t []float64, chans, halves, refs [][]float64) pulseAnalysis {
 	pa.summary.ProminenceDB = meanOf(pa.track.prominenceDB)
 	pa.summary.QualityScore = meanOf(pa.track.confidence)
 	pa.summary.PeriodCorrelation = periodCorrelation(pa.wave.Pulse, pa.track, pa.rateHz)
-	minConf, minCorr := answerLevels(pa.seconds)
+	pa.summary.TrackedBpm = pa.track.meanBpm()
+	minConf, minCorr := AnswerLevel(pa.seconds)
 	if !(pa.summary.QualityScore >= minConf) || !(pa.summary.PeriodCorrelation >= minCorr) {
 		pa.err = ConformityMissingSignal
 		pa.summary.Conformity = pa.err
@@ -175,9 +176,9 @@ func (pa *pulseAnalysis) blocked(minS float64) Code {
 }
 
 // A heart rate is answered when two pieces of evidence reach the levels
-// of AnswerLevels for the capture's length (interpolated linearly between
-// the lengths listed, held beyond them); CONFORMITY_MISSING_SIGNAL
-// otherwise:
+// of AnswerLevels for the capture's length (AnswerLevel interpolates
+// linearly between the lengths listed and holds them beyond);
+// CONFORMITY_MISSING_SIGNAL otherwise:
 //
 //   - the confidence of the track: the mean over the windows of the
 //     posterior probability that the rate lies within ±5 bpm of the
@@ -205,9 +206,9 @@ var AnswerLevels = []struct{ Seconds, Confidence, PeriodCorrelation float64 }{
 	{30, 0.84, 0},
 }
 
-// answerLevels returns the confidence and period correlation a capture of
+// AnswerLevel returns the confidence and period correlation a capture of
 // the given length needs for its heart rate to be answered.
-func answerLevels(seconds float64) (confidence, correlation float64) {
+func AnswerLevel(seconds float64) (confidence, correlation float64) {
 	lv := AnswerLevels
 	if seconds <= lv[0].Seconds {
 		return lv[0].Confidence, lv[0].PeriodCorrelation

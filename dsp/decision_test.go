@@ -14,9 +14,9 @@ func TestAnswerLevels(t *testing.T) {
 		{10, 0.90, 0.5}, {15, 0.90, 0.5}, {17.5, 0.90, 0.425}, {20, 0.90, 0.35},
 		{25, 0.87, 0.175}, {30, 0.84, 0}, {30.5, 0.84, 0}, {300, 0.84, 0},
 	} {
-		c, r := answerLevels(tc.seconds)
+		c, r := AnswerLevel(tc.seconds)
 		if math.Abs(c-tc.conf) > 1e-9 || math.Abs(r-tc.corr) > 1e-9 {
-			t.Errorf("answerLevels(%g) = %.4f, %.4f; want %.4f, %.4f", tc.seconds, c, r, tc.conf, tc.corr)
+			t.Errorf("AnswerLevel(%g) = %.4f, %.4f; want %.4f, %.4f", tc.seconds, c, r, tc.conf, tc.corr)
 		}
 	}
 }

@@ -51,10 +51,16 @@ type Summary struct {
 	// QualityScore is signal.qualityScore when it has a value: the mean
 	// over the analysis windows of the posterior probability that the
 	// heart rate lies within ±5 bpm of the tracked one.
-	QualityScore      float64
+	QualityScore float64
+	// PeriodCorrelation is the mean over the analysis windows of the
+	// pulse wave's normalised autocorrelation at the tracked period
+	// (1: the wave repeats itself exactly at that period).
 	PeriodCorrelation float64
-	Beats             int // beats detected
-	NNIntervals       int // intervals that passed artefact rejection
+	// TrackedBpm is the mean rate the heart-rate track followed, whether
+	// or not hr was answered: what hr would have been.
+	TrackedBpm  float64
+	Beats       int // beats detected
+	NNIntervals int // intervals that passed artefact rejection
 	// Conformity is the capture-quality code that blocked the pulse
 	// variables, "" when none did.
 	Conformity Code
