@@ -194,14 +194,16 @@ func sigmoid(x float32) float32 {
 	return 1 / (1 + float32(math.Exp(float64(-x))))
 }
 
-// sampleRGB fills dst (blazeSide x blazeSide x 3) with the mean colour of
-// the square region of side >= blazeSide pixels at (x0, y0), scaled from
-// 0-255 to -1..1 as the network was trained. Each input pixel averages the
-// frame pixels that fall in it; parts outside the frame read as black.
-// Regions more than twice the input are read on every other row, which
-// halves the cost and barely changes a mean of four or more rows.
+// sampleRGB fills dst (blazeSide x blazeSide x 3) with the colour of the
+// square region of side >= blazeSide pixels at (x0, y0), scaled from 0-255
+// to -1..1 as the network was trained. Each input pixel averages the frame
+// pixels that fall in it, read on a grid of every step-th row and column
+// (step is half the scale, so each input pixel still averages four or more
+// samples, as a bilinear resize would read); parts outside the frame read
+// as black.
 func (f frame) sampleRGB(dst []float32, s *blazeState, x0, y0, side int) {
 	scale := float64(side) / blazeSide
+	step := max(1, int(scale/2))
 	fx0, fx1 := max(x0, 0), min(x0+side, f.w)
 	s.cells = grow(s.cells, max(fx1-fx0, 0))
 	for x := fx0; x < fx1; x++ {
@@ -209,10 +211,6 @@ func (f frame) sampleRGB(dst []float32, s *blazeState, x0, y0, side int) {
 	}
 	for i := range dst {
 		dst[i] = -1
-	}
-	rowStep := 1
-	if scale >= 4 {
-		rowStep = 2
 	}
 	row := -1
 	flush := func() {
@@ -232,24 +230,33 @@ func (f frame) sampleRGB(dst []float32, s *blazeState, x0, y0, side int) {
 		clear(s.acc)
 	}
 	clear(s.acc)
-	if fx1 <= fx0 {
-		return
-	}
-	for y := max(y0, 0); y < min(y0+side, f.h); y += rowStep {
-		r := int(min(float64(y-y0)/scale, blazeSide-1))
-		if r != row {
+	for y := max(y0, 0); y < min(y0+side, f.h); y += step {
+		if r := int(min(float64(y-y0)/scale, blazeSide-1)); r != row {
 			flush()
 			row = r
 		}
-		x := 0
-		f.each(rect{fx0, y, fx1, y + 1}, func(r, g, b, _, _, _ uint8) {
-			a := s.acc[4*s.cells[x] : 4*s.cells[x]+4]
+		for x := fx0; x < fx1; x += step {
+			r, g, b := f.rgb(x, y)
+			a := s.acc[4*s.cells[x-fx0] : 4*s.cells[x-fx0]+4]
 			a[0] += uint32(r)
 			a[1] += uint32(g)
 			a[2] += uint32(b)
 			a[3]++
-			x++
-		})
+		}
 	}
 	flush()
+}
+
+// runBlaze runs BlazeFace on the square region and returns its largest face
+// in the tracker's terms.
+func (t *Tracker) runBlaze(f frame, x0, y0, side int) (blazeBox, bool) {
+	if t.blaze == nil {
+		t.blaze = newBlazeState(t.c.blaze)
+	}
+	t.sinceBlaze = 0
+	faces := t.c.detectBlaze(f, t.blaze, x0, y0, side)
+	if len(faces) == 0 {
+		return blazeBox{}, false
+	}
+	return faces[0].toBox(), true
 }

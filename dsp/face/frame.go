@@ -315,6 +315,21 @@ func (f frame) each(rc rect, fn pixelFunc) {
 	}
 }
 
+// rgb is the colour of pixel (x, y), which lies inside the frame, as each
+// reads it.
+func (f frame) rgb(x, y int) (r, g, b uint8) {
+	if f.ycc == nil {
+		p := f.rgba.Pix[y*f.rgba.Stride+4*x:]
+		return p[0], p[1], p[2]
+	}
+	m := f.ycc
+	yy, ci := m.Y[m.YOffset(x, y)], m.COffset(x, y)
+	if f.limited {
+		return terms(f.bt709).rgb(yy, m.Cb[ci], m.Cr[ci])
+	}
+	return color.YCbCrToRGB(yy, m.Cb[ci], m.Cr[ci])
+}
+
 // chroma601 is the BT.601 full-range chroma of an RGB pixel, as in JFIF:
 // Cb = 128 - 0.168736 R - 0.331264 G + 0.5 B, Cr = 128 + 0.5 R - 0.418688 G - 0.081312 B.
 func chroma601(r, g, b uint8) (cb, cr uint8) {

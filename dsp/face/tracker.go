@@ -11,8 +11,21 @@ const (
 	// between.
 	detectEvery = 5
 	// searchEvery is how often, in frames, the whole frame is searched while
-	// no face is tracked; a full search costs several milliseconds.
-	searchEvery = 4
+	// no face is tracked; a full search (BlazeFace, then the cascade) costs
+	// about 20 ms.
+	searchEvery = 6
+	// blazeEvery is how often, in frames, BlazeFace re-reads the tracked
+	// face's landmarks while the cascade follows it (once a second at 30
+	// fps): the regions turn and shift with the head between runs.
+	blazeEvery = 30
+	// blazeRecheckEvery is how often, in frames, BlazeFace re-checks a face
+	// the cascade does not see (glasses, a tilted or lowered head): about
+	// 15 ms a run, so not every detectEvery frames.
+	blazeRecheckEvery = 10
+	// blazeCrop is the side of the square BlazeFace reads around a tracked
+	// face, in box sizes: the face then fills about a third of its input,
+	// where the short-range model is surest.
+	blazeCrop = 2.2
 	// maxMisses consecutive failed re-checks drop the face.
 	maxMisses = 3
 	// minFaceFraction is the smallest face the full search looks for, as a
@@ -77,6 +90,11 @@ type Tracker struct {
 	justAcquired bool // the box was (re)placed from scratch this frame
 	detected     bool // the detector confirmed the face this frame
 	placed       bool // the detector moved the box this frame
+
+	blaze      *blazeState // BlazeFace's working memory, made on first use
+	pose       pose        // where the regions go in the box
+	cascadeOK  bool        // the cascade confirmed the face at its last re-check
+	sinceBlaze int         // frames since BlazeFace last ran on the face
 }
 
 // NewTracker returns a tracker that detects faces with c.
@@ -87,8 +105,8 @@ func NewTracker(c *Cascade) *Tracker {
 // Reset forgets the tracked face and the skin model, as at the start of a new
 // stream.
 func (t *Tracker) Reset() {
-	c, scratch := t.c, t.scratch
-	*t = Tracker{c: c, scratch: scratch}
+	c, scratch, blaze := t.c, t.scratch, t.blaze
+	*t = Tracker{c: c, scratch: scratch, blaze: blaze}
 }
 
 // Observe finds or follows the face in img and measures it. Frames must come
@@ -121,8 +139,15 @@ func (t *Tracker) Observe(img image.Image) Observation {
 			t.moved = math.Hypot(dx, dy)
 		}
 		t.sinceDetect++
-		if t.sinceDetect >= detectEvery || t.misses > 0 {
+		t.sinceBlaze++
+		every := detectEvery
+		if !t.cascadeOK {
+			every = blazeRecheckEvery
+		}
+		if t.sinceDetect >= every || t.misses > 0 {
 			t.recheck(f)
+		} else if t.sinceBlaze >= blazeEvery {
+			t.refreshPose(f)
 		}
 	} else {
 		// At once when the face is lost, then every searchEvery frames.
@@ -149,9 +174,18 @@ func (t *Tracker) Observe(img image.Image) Observation {
 	return obs
 }
 
-// search scans the whole frame for the largest face.
+// search looks for the largest face in the whole frame: first with
+// BlazeFace, which finds faces turned, tilted or partly covered, then with
+// the cascade, which finds faces too small for BlazeFace's 128-pixel view
+// of the frame (below about a quarter of the frame's height).
 func (t *Tracker) search(f frame) {
 	t.sinceSearch = 0
+	side := max(f.w, f.h)
+	if d, ok := t.runBlaze(f, (f.w-side)/2, (f.h-side)/2, side); ok {
+		t.acquire(d.cx, d.cy, d.size)
+		t.pose = d.pose
+		return
+	}
 	k := max(1, (min(f.w, f.h)+detectRows/2)/detectRows)
 	gw, gh := f.w/k, f.h/k
 	cx, cy, size, ok := t.detect(f, window{0, 0, gw, gh, k},
@@ -159,10 +193,20 @@ func (t *Tracker) search(f frame) {
 	if !ok {
 		return
 	}
+	t.acquire(cx, cy, size)
+	t.pose = pose{}
+	// Read the landmarks on the next frame, around the face just found.
+	t.sinceBlaze = blazeEvery
+}
+
+// acquire places a new box.
+func (t *Tracker) acquire(cx, cy, size float64) {
 	t.cx, t.cy, t.size = cx, cy, size
 	t.found, t.justAcquired, t.detected, t.placed = true, true, true, true
 	t.sinceDetect, t.misses = 0, 0
 	t.skin = skinModel{}
+	// The first re-check tries the cheap cascade.
+	t.cascadeOK = true
 }
 
 // window is a grid of w x h cells of k x k pixels whose first cell's
@@ -187,18 +231,22 @@ func (t *Tracker) detect(f frame, g window, minSize, maxSize int, step, minScore
 	return (float64(g.x0) + cl.col + 0.5) * k, (float64(g.y0) + cl.row + 0.5) * k, cl.size * k, true
 }
 
-// recheck runs the detector in a window around the tracked box, at sizes
-// near its own, and pulls the box towards what it finds.
+// recheck confirms the tracked face and pulls the box towards it: the
+// cascade first, as it costs a fraction of a millisecond, and BlazeFace
+// when the cascade misses (then re-checks come every blazeRecheckEvery
+// frames instead of every detectEvery).
 func (t *Tracker) recheck(f frame) {
 	t.sinceDetect = 0
-	k := max(1, int(t.size/localFace))
-	// The window spans 1.8 box sizes around the centre so a detection can
-	// be up to a third of a face size off and a quarter bigger.
-	half := int(0.9*t.size) / k
-	side := 2 * half
-	s := t.size / float64(k)
-	cx, cy, size, ok := t.detect(f, window{int(t.cx)/k - half, int(t.cy)/k - half, side, side, k},
-		int(0.8*s), min(int(1.25*s), side-2), 0.08, minScoreLocal)
+	if cx, cy, size, ok := t.recheckCascade(f); ok {
+		t.cascadeOK = true
+		t.follow(cx, cy, size)
+		if t.sinceBlaze >= blazeEvery {
+			t.refreshPose(f)
+		}
+		return
+	}
+	t.cascadeOK = false
+	d, ok := t.blazeAround(f)
 	if !ok {
 		t.misses++
 		if t.misses >= maxMisses {
@@ -207,6 +255,53 @@ func (t *Tracker) recheck(f frame) {
 		}
 		return
 	}
+	t.follow(d.cx, d.cy, d.size)
+	t.setPose(d.pose)
+}
+
+// refreshPose re-reads the landmarks of a face the cascade follows; the
+// box stays where the cascade and the block matcher put it.
+func (t *Tracker) refreshPose(f frame) {
+	if d, ok := t.blazeAround(f); ok {
+		t.setPose(d.pose)
+	}
+}
+
+// setPose takes new landmarks when they moved enough to matter: small
+// changes would only shift the regions by the detector's own jitter.
+func (t *Tracker) setPose(p pose) {
+	if t.pose.differs(p) {
+		t.pose = p
+		t.placed = true
+	}
+}
+
+// blazeAround runs BlazeFace on a square blazeCrop box sizes wide around
+// the tracked face and returns the face nearest the box.
+func (t *Tracker) blazeAround(f frame) (blazeBox, bool) {
+	side := int(blazeCrop * t.size)
+	d, ok := t.runBlaze(f, int(t.cx)-side/2, int(t.cy)-side/2, side)
+	if ok && math.Hypot(d.cx-t.cx, d.cy-t.cy) > 0.5*t.size {
+		return d, false
+	}
+	return d, ok
+}
+
+// recheckCascade runs the cascade in a window around the tracked box, at
+// sizes near its own.
+func (t *Tracker) recheckCascade(f frame) (cx, cy, size float64, ok bool) {
+	k := max(1, int(t.size/localFace))
+	// The window spans 1.8 box sizes around the centre so a detection can
+	// be up to a third of a face size off and a quarter bigger.
+	half := int(0.9*t.size) / k
+	side := 2 * half
+	s := t.size / float64(k)
+	return t.detect(f, window{int(t.cx)/k - half, int(t.cy)/k - half, side, side, k},
+		int(0.8*s), min(int(1.25*s), side-2), 0.08, minScoreLocal)
+}
+
+// follow moves the box towards a detection at (cx, cy) of the given size.
+func (t *Tracker) follow(cx, cy, size float64) {
 	t.misses = 0
 	t.detected = true
 	off, grown := math.Hypot(cx-t.cx, cy-t.cy)/t.size, math.Abs(size/t.size-1)
@@ -225,32 +320,12 @@ func (t *Tracker) recheck(f frame) {
 	// the skin and put that jitter into the colour means.
 }
 
-// roi returns region r of the box (cx, cy, s), in frame pixels, clipped to
-// the frame. The proportions are of the detector's box, whose centre sits just
-// below the eyes and whose side spans about eyebrows to chin.
-func roi(r Region, cx, cy, s float64, w, h int) area {
-	var x0, y0, x1, y1 float64
-	switch r {
-	case Forehead:
-		x0, x1, y0, y1 = -0.17, 0.17, -0.36, -0.20
-	case LeftCheek:
-		x0, x1, y0, y1 = -0.30, -0.12, 0.02, 0.18
-	case RightCheek:
-		x0, x1, y0, y1 = 0.12, 0.30, 0.02, 0.18
-	}
-	clip := func(v float64, hi int) float64 { return min(max(v, 0), float64(hi)) }
-	return area{
-		x0: clip(cx+x0*s, w), x1: clip(cx+x1*s, w),
-		y0: clip(cy+y0*s, h), y1: clip(cy+y1*s, h),
-	}
-}
-
 // measure fills the face fields of obs from frame f.
 func (t *Tracker) measure(f frame, obs *Observation) {
 	var areas [NumRegions]area
 	var total float64
 	for r := range NumRegions {
-		areas[r] = roi(r, t.cx, t.cy, t.size, f.w, f.h)
+		areas[r] = t.pose.roi(r, t.cx, t.cy, t.size, f.w, f.h)
 		total += areas[r].size()
 	}
 	// Refit the skin model whenever the detector moves the box, before the
@@ -295,6 +370,8 @@ func (t *Tracker) measure(f frame, obs *Observation) {
 	obs.FaceFraction = t.size / float64(f.h)
 	obs.CentreX, obs.CentreY = t.cx+float64(t.origin.X), t.cy+float64(t.origin.Y)
 	obs.Side = t.size
+	obs.Roll = t.pose.roll
+	obs.Landmarks = t.pose.landmarks
 	obs.R, obs.G, obs.B, obs.SkinPixels = m.R, m.G, m.B, m.Pixels
 	if total > 0 {
 		obs.SkinFraction = min(1, float64(m.Pixels)/total)

@@ -331,11 +331,13 @@ func BenchmarkObserve(b *testing.B) {
 			tr.Observe(bc.frames[0])
 			b.ReportAllocs()
 			b.ResetTimer()
+			start := cpuTime(b)
 			for i := 0; i < b.N; i++ {
 				if !tr.Observe(bc.frames[i%2]).Face {
 					b.Fatal("face lost")
 				}
 			}
+			reportCPU(b, start)
 		})
 	}
 	b.Run("no face 640x480", func(b *testing.B) {
@@ -344,9 +346,11 @@ func BenchmarkObserve(b *testing.B) {
 		tr.Observe(empty)
 		b.ReportAllocs()
 		b.ResetTimer()
+		start := cpuTime(b)
 		for i := 0; i < b.N; i++ {
 			tr.Observe(empty)
 		}
+		reportCPU(b, start)
 	})
 }
 
