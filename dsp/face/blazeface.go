@@ -1,6 +1,7 @@
 package face
 
 import (
+	"image"
 	"math"
 	"slices"
 )
@@ -259,4 +260,24 @@ func (t *Tracker) runBlaze(f frame, x0, y0, side int) (blazeBox, bool) {
 		return blazeBox{}, false
 	}
 	return faces[0].toBox(), true
+}
+
+// FindFaces returns the faces BlazeFace finds in a still image, largest
+// first, as boxes of the tracker's kind (Observation.Box): square, centred
+// just below the eyes, eyebrows to chin. The whole image is scaled into the
+// detector's 128x128 view, so faces under about a quarter of the image's
+// longer side are missed; Tracker finds those with the cascade. It
+// allocates its working memory on each call.
+func (c *Cascade) FindFaces(img image.Image) []image.Rectangle {
+	var scratch *image.RGBA
+	f := wrap(img, &scratch)
+	s := newBlazeState(c.blaze)
+	side := max(f.w, f.h)
+	var out []image.Rectangle
+	for _, d := range c.detectBlaze(f, s, (f.w-side)/2, (f.h-side)/2, side) {
+		b := d.toBox()
+		h := b.size / 2
+		out = append(out, image.Rect(int(b.cx-h+0.5), int(b.cy-h+0.5), int(b.cx+h+0.5), int(b.cy+h+0.5)).Add(img.Bounds().Min))
+	}
+	return out
 }
