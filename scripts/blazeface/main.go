@@ -237,13 +237,13 @@ func (c *converter) spatial(op operator) error {
 	if act, _ := op.options.scalar(actField, 1, 0); act != 0 {
 		return fmt.Errorf("fused activation %d", act)
 	}
-	oh, ow := in[0], in[1]
-	if pad == 0 { // SAME: ceil(in/stride), the extra row and column after
+	// VALID keeps only whole windows; SAME pads to ceil(in/stride), the
+	// extra row and column after.
+	oh, ow := (in[0]-n.k)/n.stride+1, (in[1]-n.k)/n.stride+1
+	if pad == 0 {
 		oh, ow = (in[0]+n.stride-1)/n.stride, (in[1]+n.stride-1)/n.stride
 		n.padTop = max((oh-1)*n.stride+n.k-in[0], 0) / 2
 		n.padLt = max((ow-1)*n.stride+n.k-in[1], 0) / 2
-	} else { // VALID
-		oh, ow = (in[0]-n.k)/n.stride+1, (in[1]-n.k)/n.stride+1
 	}
 	want := m.tensors[op.outputs[0]].shape
 	if len(want) != 4 || want[1] != oh || want[2] != ow || want[3] != outC {
