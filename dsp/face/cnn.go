@@ -235,15 +235,23 @@ func (n *network) allocate() {
 	}
 }
 
-// netState holds one caller's activations.
+// netState holds one caller's activations, and the input patches of one
+// output row of a convolution wider than 1x1.
 type netState struct {
-	bufs [][]float32
+	bufs  [][]float32
+	patch []float32
 }
 
 func (n *network) newState() *netState {
 	s := &netState{bufs: make([][]float32, len(n.sizes))}
 	for i, size := range n.sizes {
 		s.bufs[i] = make([]float32, size)
+	}
+	for _, op := range n.ops {
+		if op.kind == opConv && !op.pointwise() {
+			os, ci := n.shapes[op.out], n.shapes[op.in0][2]
+			s.patch = grow(s.patch, max(len(s.patch), os[1]*op.k*op.k*ci))
+		}
 	}
 	return s
 }
@@ -261,90 +269,139 @@ func (n *network) run(s *netState) {
 		in, out := n.tensor(s, op.in0), n.tensor(s, op.out)
 		switch op.kind {
 		case opConv:
-			n.conv(op, in, out)
+			n.conv(op, in, out, s.patch)
 		case opDepthwise:
 			n.depthwise(op, in, out)
 		case opMaxPool:
 			n.maxPool(op, in, out)
 		case opAdd:
-			other := n.tensor(s, op.in1)
-			c, oc := n.shapes[op.in0][2], n.shapes[op.in1][2]
-			for p := 0; p < len(out); p += c {
-				o, a, b := out[p:p+c:p+c], in[p:p+c:p+c], other[p/c*oc:p/c*oc+oc]
-				for j := range o {
-					o[j] = a[j]
-				}
-				for j, v := range b {
-					o[j] += v
-				}
-			}
+			n.add(op, in, n.tensor(s, op.in1), out)
 		}
-		if op.relu {
-			for j, v := range out {
-				out[j] = max(v, 0)
-			}
+		// conv and add apply their ReLU as they go.
+		if op.relu && (op.kind == opDepthwise || op.kind == opMaxPool) {
+			relu(out)
 		}
 	}
 }
 
-// conv is a k x k convolution with zero padding. Each input value adds its
-// weights to all output channels at once, and zeros, which the ReLUs make
-// common, are skipped.
-func (n *network) conv(op *netOp, in, out []float32) {
+// add is out = in0 + in1, where in1 may have fewer channels (the rest of
+// in0's pass through), with the ReLU applied in the same pass.
+func (n *network) add(op *netOp, in0, in1, out []float32) {
+	c, oc := n.shapes[op.in0][2], n.shapes[op.in1][2]
+	for p := 0; p < len(out)/c; p++ {
+		o, a, b := out[p*c:p*c+c], in0[p*c:p*c+c], in1[p*oc:p*oc+oc]
+		a = a[:len(o)]
+		b = b[:min(len(b), len(o))]
+		for j, v := range b {
+			o[j] = a[j] + v
+		}
+		copy(o[len(b):], a[len(b):])
+		if op.relu {
+			relu(o)
+		}
+	}
+}
+
+func relu(x []float32) {
+	for j, v := range x {
+		x[j] = max(v, 0)
+	}
+}
+
+// pointwise reports whether op is a 1x1 convolution of stride 1, which
+// reads its input as it is laid out.
+func (op *netOp) pointwise() bool { return op.k == 1 && op.stride == 1 }
+
+// conv is a k x k convolution with zero padding, as a matrix product per
+// output row: the row's input patches ([ky][kx][in], the layout of the
+// filter's rows) are gathered into patch first, which a 1x1 convolution
+// skips as its input row already is that matrix.
+func (n *network) conv(op *netOp, in, out, patch []float32) {
 	is, os := n.shapes[op.in0], n.shapes[op.out]
 	ci, co := is[2], os[2]
+	kk := op.k * op.k * ci
+	rowOut := os[1] * co
 	for oy := range os[0] {
-		for ox := range os[1] {
-			acc := out[(oy*os[1]+ox)*co : (oy*os[1]+ox+1)*co]
-			copy(acc, op.bias)
-			ky0, ky1 := op.taps(oy, op.padTop, is[0])
-			kx0, kx1 := op.taps(ox, op.padLt, is[1])
-			for ky := ky0; ky < ky1; ky++ {
-				iy := oy*op.stride + ky - op.padTop
-				for kx := kx0; kx < kx1; kx++ {
-					ix := ox*op.stride + kx - op.padLt
-					px := in[(iy*is[1]+ix)*ci : (iy*is[1]+ix+1)*ci]
-					w := op.w[(ky*op.k+kx)*ci*co:]
-					c := 0
-					for ; c+4 <= ci; c += 4 {
-						v := px[c : c+4 : c+4]
-						if v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0 {
-							continue
-						}
-						axpy4(acc, w[c*co:(c+4)*co], v[0], v[1], v[2], v[3])
-					}
-					if ci-c == 3 { // the RGB input
-						axpy3(acc, w[c*co:(c+3)*co], px[c], px[c+1], px[c+2])
-						continue
-					}
-					for ; c < ci; c++ {
-						if v := px[c]; v != 0 {
-							axpy(acc, w[c*co:c*co+co], v)
-						}
-					}
-				}
-			}
+		y := out[oy*rowOut : (oy+1)*rowOut]
+		if op.pointwise() {
+			gemm(y, in[oy*is[1]*ci:(oy+1)*is[1]*ci], op.w, op.bias, ci)
+		} else {
+			p := patch[:os[1]*kk]
+			n.gather(op, in, p, oy)
+			gemm(y, p, op.w, op.bias, kk)
+		}
+		if op.relu {
+			relu(y)
 		}
 	}
 }
 
-// axpy3 is axpy4 for three vectors.
-func axpy3(y, x []float32, a0, a1, a2 float32) {
-	n := len(y)
-	x0, x1, x2 := x[:n:n], x[n:2*n:2*n], x[2*n:3*n:3*n]
-	for i := range y {
-		y[i] += a0*x0[i] + a1*x1[i] + a2*x2[i]
+// gather writes the input patches of output row oy into p, one of k*k*ci
+// values per output pixel; taps on the padding read zero.
+func (n *network) gather(op *netOp, in, p []float32, oy int) {
+	is, os := n.shapes[op.in0], n.shapes[op.out]
+	ci := is[2]
+	kk, krow := op.k*op.k*ci, op.k*ci
+	ky0, ky1 := op.taps(oy, op.padTop, is[0])
+	for ox := range os[1] {
+		d := p[ox*kk : (ox+1)*kk]
+		kx0, kx1 := op.taps(ox, op.padLt, is[1])
+		if ky0 > 0 || ky1 < op.k || kx0 > 0 || kx1 < op.k {
+			clear(d)
+		}
+		ix := ox*op.stride + kx0 - op.padLt
+		for ky := ky0; ky < ky1; ky++ {
+			iy := oy*op.stride + ky - op.padTop
+			// The taps of one filter row are adjacent in the input.
+			copy(d[ky*krow+kx0*ci:ky*krow+kx1*ci], in[(iy*is[1]+ix)*ci:])
+		}
 	}
 }
 
-// axpy4 adds a0 x0 + a1 x1 + a2 x2 + a3 x3 to y, where x holds x0, x1, x2
-// and x3 one after the other, each as long as y: one load and store of y
-// for four multiply-adds.
-func axpy4(y, x []float32, a0, a1, a2, a3 float32) {
-	n := len(y)
-	x0, x1, x2, x3 := x[:n:n], x[n:2*n:2*n], x[2*n:3*n:3*n], x[3*n:4*n:4*n]
-	for i := range y {
-		y[i] += a0*x0[i] + a1*x1[i] + a2*x2[i] + a3*x3[i]
+// gemm sets y, a row of pixels of len(bias) channels, to the product of
+// x (the same pixels' k inputs each) and the filter w ([k][out]), plus the
+// bias. Two pixels go at once, so each filter value loaded serves two
+// multiply-adds, and four inputs at once, so each output loaded and stored
+// serves four.
+func gemm(y, x, w, bias []float32, k int) {
+	co := len(bias)
+	np := len(y) / co
+	p := 0
+	for ; p+2 <= np; p += 2 {
+		y0, y1 := y[p*co:(p+1)*co], y[(p+1)*co:(p+2)*co]
+		x0, x1 := x[p*k:(p+1)*k], x[(p+1)*k:(p+2)*k]
+		copy(y0, bias)
+		copy(y1, bias)
+		c := 0
+		for ; c+4 <= k; c += 4 {
+			axpy4x2(y0, y1, w[c*co:(c+4)*co], x0[c:c+4], x1[c:c+4])
+		}
+		for ; c < k; c++ {
+			axpy(y0, w[c*co:(c+1)*co], x0[c])
+			axpy(y1, w[c*co:(c+1)*co], x1[c])
+		}
+	}
+	if p < np {
+		y0, x0 := y[p*co:(p+1)*co], x[p*k:(p+1)*k]
+		copy(y0, bias)
+		for c, v := range x0 {
+			axpy(y0, w[c*co:(c+1)*co], v)
+		}
+	}
+}
+
+// axpy4x2 adds a0 w0 + a1 w1 + a2 w2 + a3 w3 to y0 and the same with b's
+// to y1, where w holds w0 to w3 one after the other, each as long as y0.
+func axpy4x2(y0, y1, w, a, b []float32) {
+	n := len(y0)
+	y1 = y1[:n]
+	w0, w1, w2, w3 := w[:n:n], w[n:2*n:2*n], w[2*n:3*n:3*n], w[3*n:4*n:4*n]
+	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+	b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
+	for i := range y0 {
+		v0, v1, v2, v3 := w0[i], w1[i], w2[i], w3[i]
+		y0[i] += a0*v0 + a1*v1 + a2*v2 + a3*v3
+		y1[i] += b0*v0 + b1*v1 + b2*v2 + b3*v3
 	}
 }
 
@@ -358,41 +415,62 @@ func (op *netOp) taps(o, pad, n int) (k0, k1 int) {
 // axpy adds a*x to y; len(x) >= len(y).
 func axpy(y, x []float32, a float32) {
 	x = x[:len(y)]
-	i := 0
-	for ; i+4 <= len(y); i += 4 {
-		yy, xx := y[i:i+4:i+4], x[i:i+4:i+4]
-		yy[0] += a * xx[0]
-		yy[1] += a * xx[1]
-		yy[2] += a * xx[2]
-		yy[3] += a * xx[3]
-	}
-	for ; i < len(y); i++ {
+	for i := range y {
 		y[i] += a * x[i]
 	}
 }
 
-// depthwise convolves each channel with its own k x k filter.
+// depthwise convolves each channel with its own k x k filter, one filter
+// row at a time over a whole output row. Inside the row a 3-wide filter's
+// three taps go together, one load and store of the output for three
+// multiply-adds; the edge pixels, whose taps reach into the padding, take
+// them one by one.
 func (n *network) depthwise(op *netOp, in, out []float32) {
 	is, os := n.shapes[op.in0], n.shapes[op.out]
 	c := is[2]
+	rowIn, rowOut := is[1]*c, os[1]*c
 	for oy := range os[0] {
+		acc := out[oy*rowOut : (oy+1)*rowOut]
 		for ox := range os[1] {
-			acc := out[(oy*os[1]+ox)*c : (oy*os[1]+ox+1)*c]
-			copy(acc, op.bias)
-			ky0, ky1 := op.taps(oy, op.padTop, is[0])
-			kx0, kx1 := op.taps(ox, op.padLt, is[1])
-			for ky := ky0; ky < ky1; ky++ {
-				iy := oy*op.stride + ky - op.padTop
-				for kx := kx0; kx < kx1; kx++ {
-					ix := ox*op.stride + kx - op.padLt
-					px := in[(iy*is[1]+ix)*c : (iy*is[1]+ix+1)*c]
-					w := op.w[(ky*op.k+kx)*c : (ky*op.k+kx+1)*c]
-					for j := range acc {
-						acc[j] += px[j] * w[j]
-					}
+			copy(acc[ox*c:(ox+1)*c], op.bias)
+		}
+		ky0, ky1 := op.taps(oy, op.padTop, is[0])
+		for ky := ky0; ky < ky1; ky++ {
+			iy := oy*op.stride + ky - op.padTop
+			x := in[iy*rowIn : (iy+1)*rowIn]
+			w := op.w[ky*op.k*c : (ky+1)*op.k*c]
+			for ox := range os[1] {
+				a := acc[ox*c : (ox+1)*c]
+				kx0, kx1 := op.taps(ox, op.padLt, is[1])
+				ix := ox*op.stride + kx0 - op.padLt
+				if op.k == 3 && kx0 == 0 && kx1 == 3 {
+					mulAdd3(a, x[ix*c:(ix+3)*c], w)
+					continue
+				}
+				for kx := kx0; kx < kx1; kx, ix = kx+1, ix+1 {
+					mulAdd(a, x[ix*c:(ix+1)*c], w[kx*c:(kx+1)*c])
 				}
 			}
 		}
+	}
+}
+
+// mulAdd adds x*w, element by element, to a.
+func mulAdd(a, x, w []float32) {
+	x, w = x[:len(a)], w[:len(a)]
+	for j := range a {
+		a[j] += x[j] * w[j]
+	}
+}
+
+// mulAdd3 adds x0*w0 + x1*w1 + x2*w2 to a, where x and w hold three
+// vectors as long as a one after the other.
+func mulAdd3(a, x, w []float32) {
+	n := len(a)
+	x0, x1, x2 := x[:n:n], x[n:2*n:2*n], x[2*n:3*n:3*n]
+	w0, w1, w2 := w[:n:n], w[n:2*n:2*n], w[2*n:3*n:3*n]
+	for j := range a {
+		a[j] += x0[j]*w0[j] + x1[j]*w1[j] + x2[j]*w2[j]
 	}
 }
 
