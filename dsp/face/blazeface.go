@@ -74,6 +74,7 @@ type blazeState struct {
 	cells []int32  // per frame column of the region: its input column
 	cands []blazeFace
 	faces []blazeFace
+	whole []blazeFace // the whole frame's faces while each is looked at closer
 }
 
 func newBlazeState(n *network) *blazeState {
@@ -82,19 +83,30 @@ func newBlazeState(n *network) *blazeState {
 		acc:   make([]uint32, 4*blazeSide),
 		cands: make([]blazeFace, 0, len(blazeAnchors)),
 		faces: make([]blazeFace, 0, len(blazeAnchors)),
+		whole: make([]blazeFace, 0, len(blazeAnchors)),
 	}
 }
 
-// blazeMinScore is the score a detection needs. MediaPipe's graph uses
-// 0.5; the value here was chosen on the labelled photos of the accuracy
-// check, where it keeps false detections on faceless frames at zero.
-const blazeMinScore = 0.5
+// BlazeFace's score cut-offs (scores 0-1), chosen on the labelled frames of
+// the accuracy check, which prints the curves (make accuracy, face
+// detection). A face in the whole frame scoring CandidateScore is looked at
+// again, closer, and taken when that look scores ConfirmScore: a face seen
+// from nearer fills more of the detector's view and scores higher, while a
+// cat, a coffee cup or a star field that looked like one from afar rarely
+// does. Once taken, a face is kept while re-checks around it score
+// keepScore, MediaPipe's own cut-off: less evidence keeps a face than
+// starts one, so a face that turns or darkens for a moment is not dropped.
+const (
+	CandidateScore = 0.4
+	ConfirmScore   = 0.7
+	keepScore      = 0.5
+)
 
 // detectBlaze runs the network on the square region of side pixels whose
 // top-left corner is (x0, y0) in frame pixels (it may reach outside the
 // frame, which reads as black) and returns the faces found, largest first,
 // in frame pixels. The slice is reused by the next call.
-func (c *Cascade) detectBlaze(f frame, s *blazeState, x0, y0, side int) []blazeFace {
+func (c *Cascade) detectBlaze(f frame, s *blazeState, x0, y0, side int, minScore float32) []blazeFace {
 	side = max(side, blazeSide)
 	in := c.blaze.tensor(s.net, 0)
 	f.sampleRGB(in, s, x0, y0, side)
@@ -110,7 +122,7 @@ func (c *Cascade) detectBlaze(f frame, s *blazeState, x0, y0, side int) []blazeF
 		for i, raw := range scores {
 			anc := blazeAnchors[a]
 			a++
-			if sigmoid(raw) < blazeMinScore {
+			if sigmoid(raw) < minScore {
 				continue
 			}
 			r := boxes[16*i : 16*i+16]
@@ -248,36 +260,68 @@ func (f frame) sampleRGB(dst []float32, s *blazeState, x0, y0, side int) {
 	flush()
 }
 
-// runBlaze runs BlazeFace on the square region and returns its largest face
-// in the tracker's terms.
-func (t *Tracker) runBlaze(f frame, x0, y0, side int) (blazeBox, bool) {
-	if t.blaze == nil {
-		t.blaze = newBlazeState(t.c.blaze)
-	}
-	t.sinceBlaze = 0
-	faces := t.c.detectBlaze(f, t.blaze, x0, y0, side)
-	if len(faces) == 0 {
-		return blazeBox{}, false
-	}
-	return faces[0].toBox(), true
+// wholeFrame returns the faces BlazeFace sees in the whole frame scoring
+// at least minScore, largest first, in s.whole.
+func (c *Cascade) wholeFrame(f frame, s *blazeState, minScore float32) []blazeFace {
+	side := max(f.w, f.h)
+	s.whole = append(s.whole[:0], c.detectBlaze(f, s, (f.w-side)/2, (f.h-side)/2, side, minScore)...)
+	return s.whole
 }
 
-// FindFaces returns the faces BlazeFace finds in a still image, largest
-// first, as boxes of the tracker's kind (Observation.Box): square, centred
-// just below the eyes, eyebrows to chin. The whole image is scaled into the
-// detector's 128x128 view, so faces under about a quarter of the image's
-// longer side are missed; Tracker finds those with the cascade. It
-// allocates its working memory on each call.
-func (c *Cascade) FindFaces(img image.Image) []image.Rectangle {
+// lookAround runs BlazeFace on the square blazeCrop sizes wide around the
+// face box (cx, cy, size) and returns the face it finds nearest the box's
+// centre, within half a size.
+func (c *Cascade) lookAround(f frame, s *blazeState, cx, cy, size float64, minScore float32) (blazeFace, bool) {
+	side := max(int(blazeCrop*size), blazeSide)
+	var best blazeFace
+	found, bestDist := false, 0.5*size
+	for _, d := range c.detectBlaze(f, s, int(cx)-side/2, int(cy)-side/2, side, minScore) {
+		b := d.toBox()
+		if dist := math.Hypot(b.cx-cx, b.cy-cy); dist <= bestDist {
+			best, bestDist, found = d, dist, true
+		}
+	}
+	return best, found
+}
+
+// Detection is a face found in a still image.
+type Detection struct {
+	// Box is square, centred just below the eyes, eyebrows to chin, as
+	// Observation.Box; Score is BlazeFace's confidence in it, 0-1, both
+	// from the whole image.
+	Box   image.Rectangle
+	Score float64
+	// CloserBox and CloserScore are the same face on a second look, the
+	// detector run again on the square 2.2 box sides around Box; a score
+	// of 0 when that look did not find it.
+	CloserBox   image.Rectangle
+	CloserScore float64
+}
+
+// Confirmed reports whether a tracker starts following the face: it scored
+// CandidateScore in the whole image and ConfirmScore on the closer look.
+func (d Detection) Confirmed() bool {
+	return d.Score >= CandidateScore && d.CloserScore >= ConfirmScore
+}
+
+// FindFaces returns the faces BlazeFace finds in a still image scoring at
+// least minScore, largest first, each looked at again closer. The whole
+// image is scaled into the detector's 128x128 view, so faces under about a
+// quarter of the image's longer side are missed; Tracker finds those with
+// the cascade. It allocates its working memory on each call.
+func (c *Cascade) FindFaces(img image.Image, minScore float64) []Detection {
 	var scratch *image.RGBA
 	f := wrap(img, &scratch)
 	s := newBlazeState(c.blaze)
-	side := max(f.w, f.h)
-	var out []image.Rectangle
-	for _, d := range c.detectBlaze(f, s, (f.w-side)/2, (f.h-side)/2, side) {
+	var out []Detection
+	for _, d := range c.wholeFrame(f, s, float32(minScore)) {
 		b := d.toBox()
-		h := b.size / 2
-		out = append(out, image.Rect(int(b.cx-h+0.5), int(b.cy-h+0.5), int(b.cx+h+0.5), int(b.cy+h+0.5)).Add(img.Bounds().Min))
+		det := Detection{Box: b.rect().Add(img.Bounds().Min), Score: d.score}
+		// Down to a tenth, to tell how far below the cut-off a face fell.
+		if e, ok := c.lookAround(f, s, b.cx, b.cy, b.size, 0.1); ok {
+			det.CloserBox, det.CloserScore = e.toBox().rect().Add(img.Bounds().Min), e.score
+		}
+		out = append(out, det)
 	}
 	return out
 }

@@ -127,7 +127,7 @@ func TestBlazeFaceFindsPhoto(t *testing.T) {
 	img := scene(t, 640, 480, at, 1)
 	c := cascade(t)
 	s := newBlazeState(c.blaze)
-	faces := c.detectBlaze(wrap(img, nil), s, 0, -80, 640)
+	faces := c.detectBlaze(wrap(img, nil), s, 0, -80, 640, keepScore)
 	if len(faces) != 1 {
 		t.Fatalf("%d faces, want 1", len(faces))
 	}
@@ -152,7 +152,7 @@ func BenchmarkBlazeFace(b *testing.B) {
 	b.ReportAllocs()
 	start := cpuTime(b)
 	for b.Loop() {
-		if len(c.detectBlaze(f, s, 0, -80, 640)) != 1 {
+		if len(c.detectBlaze(f, s, 0, -80, 640, keepScore)) != 1 {
 			b.Fatal("no face")
 		}
 	}

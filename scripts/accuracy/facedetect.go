@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	pigo "github.com/esimov/pigo/core"
@@ -33,20 +34,38 @@ type labelled struct {
 	img   *image.RGBA
 	faces []image.Rectangle
 	group string // the row of the table it counts in
+	// For the webcam-like frames: the photo, and the height of the face
+	// the frame is cut around as a share of the frame's.
+	photo string
+	size  float64
 }
 
-// detector finds faces in a frame.
+// detector finds faces in the i-th frame.
 type detector struct {
 	name string
-	find func(*image.RGBA) []image.Rectangle
+	find func(i int, m *image.RGBA) []image.Rectangle
 }
+
+// tally counts one group's faces, the faces found and the false
+// detections, and the frames with a face and those where one was found.
+type tally struct{ faces, found, falses, frames, faceFrames, hitFrames int }
+
+// faceGroups are the rows' columns, in order.
+var faceGroups = []string{"photos", "webcam-like: plain", "webcam-like: turned 15-30 deg", "webcam-like: dim, blurred, JPEG q15", "synthetic", "faceless"}
+
+// curveFloor is the lowest BlazeFace cut-off the curves show: BlazeFace runs
+// once per frame at it, and each cut-off keeps the detections scoring at
+// least that much.
+const curveFloor = 0.3
 
 // faceDetection scores the face detectors on labelled frames: the photos
 // themselves, webcam-like 640x480 frames cut around each labelled face at
 // four sizes, turned, darkened, blurred and compressed, the faceless
 // photos, and still frames of the synthetic generator. A face counts as
 // found when a detection's centre lies in its box and the detection's side
-// is between half and twice the box's; every other detection is false.
+// is between half and twice the box's; every other detection is false. It
+// then prints BlazeFace's curves over its cut-offs, and how much of the
+// regions of interest lands on skin.
 func faceDetection(verbose bool) (string, error) {
 	c, err := face.LoadCascade()
 	if err != nil {
@@ -60,13 +79,43 @@ func faceDetection(verbose bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// BlazeFace's detections, with their closer looks, once per frame.
+	start := cpuTime()
+	blaze := make([][]face.Detection, len(frames))
+	for i, fr := range frames {
+		blaze[i] = c.FindFaces(fr.img, curveFloor)
+	}
+	blazeCPU := (cpuTime() - start) / time.Duration(len(frames))
+	alone := func(cut float64) func(int, *image.RGBA) []image.Rectangle {
+		return func(i int, _ *image.RGBA) []image.Rectangle {
+			var out []image.Rectangle
+			for _, d := range blaze[i] {
+				if d.Score >= cut {
+					out = append(out, d.Box)
+				}
+			}
+			return out
+		}
+	}
+	confirmed := func(cut, closer float64) func(int, *image.RGBA) []image.Rectangle {
+		return func(i int, _ *image.RGBA) []image.Rectangle {
+			var out []image.Rectangle
+			for _, d := range blaze[i] {
+				if d.Score >= cut && d.CloserScore >= closer {
+					out = append(out, d.CloserBox)
+				}
+			}
+			return out
+		}
+	}
 	dets := []detector{
-		{"cascade, as the tracker ran it alone (upright)", func(m *image.RGBA) []image.Rectangle { return pigoFaces(pg, m, []float64{0}, 20) }},
-		{"cascade tuned: 5 turns to +-30 deg, score 10", func(m *image.RGBA) []image.Rectangle {
+		{"cascade, as the tracker ran it alone (upright)", func(_ int, m *image.RGBA) []image.Rectangle { return pigoFaces(pg, m, []float64{0}, 20) }},
+		{"cascade tuned: 5 turns to +-30 deg, score 10", func(_ int, m *image.RGBA) []image.Rectangle {
 			return pigoFaces(pg, m, []float64{0, 15, -15, 30, -30}, 10)
 		}},
-		{"BlazeFace (whole frame)", func(m *image.RGBA) []image.Rectangle { return c.FindFaces(m) }},
-		{"tracker's search (BlazeFace, then cascade)", func(m *image.RGBA) []image.Rectangle {
+		{"BlazeFace, whole frame, cut-off 0.5 (MediaPipe)", alone(0.5)},
+		{fmt.Sprintf("BlazeFace, %.1f then %.1f on a closer look", face.CandidateScore, face.ConfirmScore), confirmed(face.CandidateScore, face.ConfirmScore)},
+		{"tracker's search (BlazeFace, then cascade)", func(_ int, m *image.RGBA) []image.Rectangle {
 			o := face.NewTracker(c).Observe(m)
 			if !o.Face {
 				return nil
@@ -74,64 +123,241 @@ func faceDetection(verbose bool) (string, error) {
 			return []image.Rectangle{o.Box}
 		}},
 	}
-	groups := []string{"photos", "webcam-like: plain", "webcam-like: turned 15-30 deg", "webcam-like: dim, blurred, JPEG q15", "synthetic", "faceless"}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Face detection: %d labelled frames (scripts/accuracy/faces; found / faces, false detections per frame)\n", len(frames))
 	fmt.Fprintf(&b, "%-48s", "detector")
-	for _, g := range groups {
+	for _, g := range faceGroups {
 		fmt.Fprintf(&b, " | %-22s", g)
 	}
 	fmt.Fprintf(&b, " | %s\n", "CPU per frame")
 	for _, d := range dets {
-		type tally struct{ faces, found, falses, frames int }
-		t := map[string]*tally{}
-		for _, g := range groups {
-			t[g] = &tally{}
-		}
-		start := time.Now()
-		for _, fr := range frames {
-			got := d.find(fr.img)
-			matched := make([]bool, len(fr.faces))
-			falses := 0
-			for _, r := range got {
-				hit := false
-				for i, want := range fr.faces {
-					if !matched[i] && matches(r, want) {
-						matched[i], hit = true, true
-						break
-					}
-				}
-				if !hit {
-					falses++
-				}
-			}
-			tl := t[fr.group]
-			tl.frames++
-			tl.faces += len(fr.faces)
-			tl.falses += falses
-			for _, m := range matched {
-				if m {
-					tl.found++
-				}
-			}
-			if verbose {
-				fmt.Fprintf(os.Stderr, "%s\t%s\tfound %d/%d\tfalse %d\n", d.name, fr.name, count(matched), len(fr.faces), falses)
-			}
+		start := cpuTime()
+		t := score(frames, d, verbose)
+		cpu := fmt.Sprintf("%.1f ms", float64((cpuTime()-start).Microseconds())/1000/float64(len(frames)))
+		if strings.HasPrefix(d.name, "BlazeFace") {
+			cpu = fmt.Sprintf("%.1f ms (with closer looks)", float64(blazeCPU.Microseconds())/1000)
 		}
 		fmt.Fprintf(&b, "%-48s", d.name)
-		for _, g := range groups {
-			tl := t[g]
-			if tl.faces == 0 {
-				fmt.Fprintf(&b, " | %-22s", fmt.Sprintf("- , %.2f false", float64(tl.falses)/float64(max(tl.frames, 1))))
-				continue
-			}
-			fmt.Fprintf(&b, " | %-22s", fmt.Sprintf("%3.0f%% , %.2f false", 100*float64(tl.found)/float64(tl.faces), float64(tl.falses)/float64(tl.frames)))
+		for _, g := range faceGroups {
+			fmt.Fprintf(&b, " | %-22s", t[g].String())
 		}
-		fmt.Fprintf(&b, " | %.1f ms (wall)\n", float64(time.Since(start).Microseconds())/1000/float64(len(frames)))
+		fmt.Fprintf(&b, " | %s\n", cpu)
+		if strings.HasPrefix(d.name, "tracker") {
+			var hit, of int
+			for _, tl := range t {
+				hit, of = hit+tl.hitFrames, of+tl.faceFrames
+			}
+			fmt.Fprintf(&b, "The tracker follows one face, the largest: it finds one of the labelled faces in %.0f%% of the %d frames that hold one.\n",
+				100*float64(hit)/float64(of), of)
+		}
 	}
 	b.WriteString("The cascade rows call pigo itself with the tracker's settings (a 240-row grayscale frame, faces from a tenth of it,\n")
-	b.WriteString("shift 0.1, scale 1.1). Per-frame time is wall time on a shared machine; BenchmarkObserve gives the streaming cost.\n")
+	b.WriteString("shift 0.1, scale 1.1). CPU time is the process's, on a shared machine; BenchmarkObserve gives the streaming cost.\n\n")
+	b.WriteString(blazeCurves(frames, alone, confirmed))
+	b.WriteString("\n")
+	b.WriteString(regionSkin(c, frames))
 	return b.String(), nil
+}
+
+// regionSkin measures where the regions of interest land: on each
+// webcam-like frame whose face fills at least 30% of the frame (the
+// tracker's own box must find the labelled face), the share of the
+// regions' pixels the skin model accepts (Observation.SkinFraction), with
+// the regions placed from BlazeFace's landmarks and by the box alone.
+func regionSkin(c *face.Cascade, frames []labelled) string {
+	type sums struct {
+		n                 int
+		with, byBox       float64
+		minWith, minByBox float64
+		worseBy10, frames int
+	}
+	add := func(m map[string]*sums, key string, with, byBox float64) {
+		s := m[key]
+		if s == nil {
+			s = &sums{minWith: 1, minByBox: 1}
+			m[key] = s
+		}
+		s.n++
+		s.with += with
+		s.byBox += byBox
+		s.minWith, s.minByBox = min(s.minWith, with), min(s.minByBox, byBox)
+		if with < byBox-0.1 {
+			s.worseBy10++
+		}
+	}
+	perPhoto, perGroup := map[string]*sums{}, map[string]*sums{}
+	var photos []string
+	looked := map[string]int{}
+	for _, fr := range frames {
+		if fr.size < 0.3 {
+			continue
+		}
+		if looked[fr.photo] == 0 {
+			photos = append(photos, fr.photo)
+		}
+		looked[fr.photo]++
+		var o [2]face.Observation
+		for i, byBox := range []bool{false, true} {
+			tr := face.NewTracker(c)
+			tr.PlaceByBox(byBox)
+			o[i] = tr.Observe(fr.img)
+		}
+		found := false
+		for _, want := range fr.faces {
+			found = found || o[0].Face && matches(o[0].Box, want)
+		}
+		if !found {
+			continue
+		}
+		add(perPhoto, fr.photo, o[0].SkinFraction, o[1].SkinFraction)
+		add(perGroup, fr.group, o[0].SkinFraction, o[1].SkinFraction)
+	}
+	var b strings.Builder
+	b.WriteString("Regions of interest on skin: share of their pixels the skin model accepts, webcam-like frames with the face\n")
+	b.WriteString("at 30-70% of the frame height that the tracker's search finds; mean (lowest), regions placed from\n")
+	b.WriteString("BlazeFace's landmarks and by the box alone, and the frames where the landmarks lose more than 0.1:\n")
+	fmt.Fprintf(&b, "%-36s | %-13s | %-13s | %-13s | %s\n", "photo or group", "frames found", "landmarks", "box alone", "landmarks worse")
+	line := func(name string, s *sums, of int) {
+		if s == nil {
+			fmt.Fprintf(&b, "%-36s | %-13s |\n", name, fmt.Sprintf("0 of %d", of))
+			return
+		}
+		fmt.Fprintf(&b, "%-36s | %-13s | %-13s | %-13s | %d\n", name, fmt.Sprintf("%d of %d", s.n, of),
+			fmt.Sprintf("%.2f (%.2f)", s.with/float64(s.n), s.minWith), fmt.Sprintf("%.2f (%.2f)", s.byBox/float64(s.n), s.minByBox), s.worseBy10)
+	}
+	for _, p := range photos {
+		line(p, perPhoto[p], looked[p])
+	}
+	all := &sums{minWith: 1, minByBox: 1}
+	for _, g := range faceGroups {
+		s := perGroup[g]
+		if s == nil {
+			continue
+		}
+		of := 0
+		for _, fr := range frames {
+			if fr.group == g && fr.size >= 0.3 {
+				of++
+			}
+		}
+		line(g, s, of)
+		all.n, all.with, all.byBox, all.worseBy10 = all.n+s.n, all.with+s.with, all.byBox+s.byBox, all.worseBy10+s.worseBy10
+		all.minWith, all.minByBox = min(all.minWith, s.minWith), min(all.minByBox, s.minByBox)
+	}
+	n := 0
+	for _, v := range looked {
+		n += v
+	}
+	line("all", all, n)
+	return b.String()
+}
+
+// String prints the share found and the false detections per frame.
+func (t *tally) String() string {
+	if t.faces == 0 {
+		return fmt.Sprintf("- , %.2f false", float64(t.falses)/float64(max(t.frames, 1)))
+	}
+	return fmt.Sprintf("%3.0f%% , %.2f false", 100*float64(t.found)/float64(t.faces), float64(t.falses)/float64(t.frames))
+}
+
+// score runs d on every frame and tallies its hits and false detections
+// per group.
+func score(frames []labelled, d detector, verbose bool) map[string]*tally {
+	t := map[string]*tally{}
+	for _, g := range faceGroups {
+		t[g] = &tally{}
+	}
+	for i, fr := range frames {
+		got := d.find(i, fr.img)
+		matched := make([]bool, len(fr.faces))
+		falses := 0
+		for _, r := range got {
+			hit := false
+			for i, want := range fr.faces {
+				if !matched[i] && matches(r, want) {
+					matched[i], hit = true, true
+					break
+				}
+			}
+			if !hit {
+				falses++
+			}
+		}
+		tl := t[fr.group]
+		tl.frames++
+		tl.faces += len(fr.faces)
+		tl.falses += falses
+		tl.found += count(matched)
+		if len(fr.faces) > 0 {
+			tl.faceFrames++
+			if count(matched) > 0 {
+				tl.hitFrames++
+			}
+		}
+		if verbose {
+			fmt.Fprintf(os.Stderr, "%s\t%s\tfound %d/%d\tfalse %d\n", d.name, fr.name, count(matched), len(fr.faces), falses)
+		}
+	}
+	return t
+}
+
+// blazeCurves prints the share of faces BlazeFace finds and its false
+// detections over its cut-off, alone and confirmed by a closer look, and
+// over the closer look's cut-off: the curves the tracker's operating point
+// (face.CandidateScore, face.ConfirmScore) was chosen on.
+func blazeCurves(frames []labelled, alone func(float64) func(int, *image.RGBA) []image.Rectangle,
+	confirmed func(float64, float64) func(int, *image.RGBA) []image.Rectangle) string {
+	var b strings.Builder
+	total := func(t map[string]*tally, skip string) (found, faces, falses, frames int) {
+		for g, tl := range t {
+			if g == skip {
+				continue
+			}
+			found, faces, falses, frames = found+tl.found, faces+tl.faces, falses+tl.falses, frames+tl.frames
+		}
+		return
+	}
+	row := func(label string, t map[string]*tally, mark bool) {
+		found, faces, falses, n := total(t, "faceless")
+		fl := t["faceless"]
+		m := ""
+		if mark {
+			m = "  <- the tracker's"
+		}
+		fmt.Fprintf(&b, "%-10s | %5.1f%%        | %.3f                  | %.3f (%d of %d)%s\n", label, 100*float64(found)/float64(faces),
+			float64(falses)/float64(n), float64(fl.falses)/float64(fl.frames), fl.falses, fl.frames, m)
+	}
+	head := func(what string) {
+		fmt.Fprintf(&b, "%-10s | faces found   | false per frame w/ faces | false per faceless frame\n", what)
+	}
+	cuts := []float64{0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8}
+	b.WriteString("BlazeFace's cut-off, whole frame alone (MediaPipe uses 0.5):\n")
+	head("cut-off")
+	for _, cut := range cuts {
+		row(fmt.Sprintf("%.2f", cut), score(frames, detector{find: alone(cut)}, false), false)
+	}
+	fmt.Fprintf(&b, "\n... confirmed by a closer look (2.2 box sides around the face) scoring %.2f:\n", face.ConfirmScore)
+	head("cut-off")
+	for _, cut := range cuts {
+		row(fmt.Sprintf("%.2f", cut), score(frames, detector{find: confirmed(cut, face.ConfirmScore)}, false), math.Abs(cut-face.CandidateScore) < 1e-9)
+	}
+	fmt.Fprintf(&b, "\n... at cut-off %.2f, over the closer look's cut-off:\n", face.CandidateScore)
+	head("closer")
+	for _, closer := range []float64{0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9} {
+		row(fmt.Sprintf("%.2f", closer), score(frames, detector{find: confirmed(face.CandidateScore, closer)}, false), math.Abs(closer-face.ConfirmScore) < 1e-9)
+	}
+	b.WriteString("Detections of one BlazeFace run per frame at 0.3, kept by score; false detections on frames with faces are\n")
+	b.WriteString("mostly faces under a fifth of the frame, boxed at the wrong size.\n")
+	return b.String()
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func count(b []bool) (n int) {
@@ -195,15 +421,23 @@ func faceFrames() ([]labelled, error) {
 		}
 		faces := labels[name]
 		if len(faces) == 0 {
-			frames = append(frames, labelled{name, fit(img, 640, 480), nil, "faceless"})
+			frames = append(frames, labelled{name: name, img: fit(img, 640, 480), group: "faceless"})
 			for _, angle := range []float64{20, -20} {
 				m, _ := warp(img, nil, image.Pt(img.Rect.Dx()/2, img.Rect.Dy()/2), 640.0/float64(img.Rect.Dx()), angle)
-				frames = append(frames, labelled{fmt.Sprintf("%s turned %.0f", name, angle), m, nil, "faceless"})
+				frames = append(frames, labelled{name: fmt.Sprintf("%s turned %.0f", name, angle), img: m, group: "faceless"})
 			}
-			frames = append(frames, labelled{name + " dim", degrade(fit(img, 640, 480), "dim"), nil, "faceless"})
+			frames = append(frames, labelled{name: name + " dim", img: degrade(fit(img, 640, 480), "dim"), group: "faceless"})
+			// Closer views, where a part of the picture fills the
+			// frame as a face in front of a webcam would.
+			for _, q := range [][2]int{{1, 1}, {3, 1}, {1, 3}, {3, 3}} {
+				centre := image.Pt(q[0]*img.Rect.Dx()/4, q[1]*img.Rect.Dy()/4)
+				scale := 2 * max(640/float64(img.Rect.Dx()), 480/float64(img.Rect.Dy()))
+				m, _ := warp(img, nil, centre, scale, 0)
+				frames = append(frames, labelled{name: fmt.Sprintf("%s zoomed at (%d, %d)", name, centre.X, centre.Y), img: m, group: "faceless"})
+			}
 			continue
 		}
-		frames = append(frames, labelled{name, img, faces, "photos"})
+		frames = append(frames, labelled{name: name, img: img, faces: faces, group: "photos"})
 		for i, fc := range faces {
 			centre := image.Pt((fc.Min.X+fc.Max.X)/2, (fc.Min.Y+fc.Max.Y)/2)
 			for _, size := range []float64{0.15, 0.3, 0.5, 0.7} {
@@ -214,10 +448,10 @@ func faceFrames() ([]labelled, error) {
 					if angle != 0 {
 						group = "webcam-like: turned 15-30 deg"
 					}
-					frames = append(frames, labelled{fmt.Sprintf("%s face %d at %.0f%% turned %.0f", name, i, 100*size, angle), m, boxes, group})
+					frames = append(frames, labelled{fmt.Sprintf("%s face %d at %.0f%% turned %.0f", name, i, 100*size, angle), m, boxes, group, name, size})
 					if angle == 0 {
 						for _, how := range []string{"dim", "blur", "jpeg"} {
-							frames = append(frames, labelled{fmt.Sprintf("%s face %d at %.0f%% %s", name, i, 100*size, how), degrade(m, how), boxes, "webcam-like: dim, blurred, JPEG q15"})
+							frames = append(frames, labelled{fmt.Sprintf("%s face %d at %.0f%% %s", name, i, 100*size, how), degrade(m, how), boxes, "webcam-like: dim, blurred, JPEG q15", name, size})
 						}
 					}
 				}
@@ -259,7 +493,7 @@ func synthFrames() ([]labelled, error) {
 		x0, y0 := (clip.DefaultWidth-pw)/2, (clip.DefaultHeight-ph)/2+ph/10
 		box := image.Rect(x0+int(k*float64(faceInPhoto.Min.X)), y0+int(k*float64(faceInPhoto.Min.Y)),
 			x0+int(k*float64(faceInPhoto.Max.X)), y0+int(k*float64(faceInPhoto.Max.Y)))
-		out = append(out, labelled{fmt.Sprintf("synthetic scale %.2f light %.1f", cfg.FaceScale, cfg.Brightness), m, []image.Rectangle{box}, "synthetic"})
+		out = append(out, labelled{name: fmt.Sprintf("synthetic scale %.2f light %.1f", cfg.FaceScale, cfg.Brightness), img: m, faces: []image.Rectangle{box}, group: "synthetic"})
 	}
 	return out, nil
 }
