@@ -5,7 +5,7 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-only real|skin|synth|raw] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-only real|skin|synth|raw|faces] [-v]
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -20,7 +20,7 @@ import (
 func main() {
 	data := flag.String("data", "../shared/data", "folder of the real recordings")
 	synthDir := flag.String("synth", "", "folder of generated clips (default: generate into a temporary folder)")
-	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips) or raw (clips without encoding)")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), raw (clips without encoding) or faces (face detection on labelled photos)")
 	verbose := flag.Bool("v", false, "print every window or clip")
 	flag.Parse()
 	var failed bool
@@ -57,6 +57,15 @@ func main() {
 			failed = true
 		} else {
 			t.print(os.Stdout)
+		}
+	}
+	if *only == "" || *only == "faces" {
+		t, err := faceDetection(*verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
+			fmt.Println(t)
 		}
 	}
 	if failed {
