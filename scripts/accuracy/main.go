@@ -25,7 +25,7 @@ func main() {
 	flag.Parse()
 	var failed bool
 	if *only == "" || *only == "real" {
-		for _, run := range []func(string, bool) (*table, error){contactOximetry, restingPPG} {
+		for _, run := range []func(string, bool) (*table, error){contactOximetry, phoneRed, restingPPG, restingMinutes} {
 			t, err := run(*data, *verbose)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "accuracy:", err)

@@ -72,6 +72,7 @@ func syntheticEncoded(dir string, verbose bool) (*table, error) {
 		}
 		res := s.Result()
 		t.units++
+		t.label = p.Name
 		hr, _ := t.add(res, dsp.HR, truth.HeartRate)
 		br, _ := t.add(res, dsp.BR, truth.BreathingRate)
 		hrv, _ := t.add(res, dsp.HRV, truth.RMSSD)
@@ -124,6 +125,7 @@ func syntheticRaw(verbose bool) (*table, error) {
 	t.notes = append(t.notes, "Same clips and ground truth as above, analysed by dsp.AnalyzeFrames without ffmpeg: isolates what compression takes away.")
 	for i, res := range results {
 		t.units++
+		t.label = presets[i].Name
 		hr, _ := t.add(res, dsp.HR, truths[i].HeartRate)
 		br, _ := t.add(res, dsp.BR, truths[i].BreathingRate)
 		hrv, _ := t.add(res, dsp.HRV, truths[i].RMSSD)
