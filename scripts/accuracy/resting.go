@@ -26,12 +26,14 @@ func restingWindows(data string, verbose bool, windowS, stepS float64) (*table, 
 	}
 	ecg, ppg, rsp := cols[0], cols[1], cols[2]
 	peaks := rPeaks(ecg, rate)
+	clean := qrsClean(ecg, rate, peaks)
 	t := newTable(fmt.Sprintf("Contact PPG at rest: neurokit-resting, %.0f s windows every %.0f s, vs ECG and belt", windowS, stepS),
 		dsp.HR, dsp.HRV, dsp.BR)
 	t.notes = append(t.notes,
 		"Input: the finger PPG at 100 Hz through dsp.AnalyzePPG.",
-		"Reference: hr and RMSSD from ECG R peaks (Pan-Tompkins style, scripts/accuracy/reference.go; windows whose ECG loses",
-		"more than a tenth of its intervals have no hrv reference), br from upward crossings of the band-passed belt.",
+		"Reference: hr and RMSSD from ECG R peaks (Pan-Tompkins style, scripts/accuracy/reference.go; beats whose QRS is unlike the",
+		"median QRS end no interval, windows whose ECG loses more than a tenth of its intervals have no hrv reference),",
+		"br from upward crossings of the band-passed belt.",
 		"Overlapping windows are not independent: all come from one 5-minute recording of one person.")
 	seconds := float64(len(ppg)) / rate
 	for from := 0.0; from+windowS <= seconds; from += stepS {
@@ -43,7 +45,7 @@ func restingWindows(data string, verbose bool, windowS, stepS float64) (*table, 
 		res := dsp.AnalyzePPG(dsp.PPG{TimestampsMs: ts, Values: ppg[i0:i1]}, dsp.Inputs{Variables: []string{dsp.HR, dsp.HRV, dsp.BR}})
 		t.units++
 		t.label = fmt.Sprintf("%.0f s", from)
-		hrRef, rmssdRef := rrReference(peaks, from, from+windowS)
+		hrRef, rmssdRef := rrReference(peaks, clean, from, from+windowS)
 		brRef := breathRate(rsp, rate, from, from+windowS)
 		hr, _ := t.add(res, dsp.HR, hrRef)
 		hrv, _ := t.add(res, dsp.HRV, rmssdRef)
