@@ -63,9 +63,13 @@ type pulseAnalysis struct {
 	seconds float64
 	wave    pulse.Wave
 	track   rateTrack
-	beats   []beats.Beat
-	iv      []beats.Interval
-	nn      beats.NNStats
+	// beatRateBpm is the heart rate from the NN intervals when a contact
+	// trace's beats are clean enough to give it (0 otherwise: the
+	// track's mean is the rate).
+	beatRateBpm float64
+	beats       []beats.Beat
+	iv          []beats.Interval
+	nn          beats.NNStats
 	// timingNoise is beats.SplitNoise (s²) when the capture came in two
 	// halves; noiseKnown says whether it did.
 	timingNoise float64
@@ -73,11 +77,75 @@ type pulseAnalysis struct {
 	summary     Summary
 }
 
-// analyzePulse runs the signal part of every route: times in seconds from 0
-// (clean output), one channel for contact traces or R, G, B for camera ones,
-// and for camera traces from frames the R, G, B of the skin's two halves
-// (forehead, then cheeks: six channels) and the references of pulse.Camera.
+// analyzePulse runs the signal part of the camera routes: times in seconds
+// from 0 (clean output), R, G, B, and for camera traces from frames the R,
+// G, B of the skin's two halves (forehead, then cheeks: six channels) and
+// the references of pulse.Camera. Contact traces take analyzeContact.
 func analyzePulse(t []float64, chans, halves, refs [][]float64) pulseAnalysis {
+	pa := startPulse(t)
+	if pa.err != "" {
+		return pa
+	}
+	pa.rateHz = math.Min(math.Round(pa.summary.FrameRateHz), maxGridRateHz)
+	uniform := func(x []float64) []float64 { return resample.Uniform(nil, t, x, pa.rateHz) }
+	var refsGrid [][]float64
+	c := pulse.Camera{R: uniform(chans[0]), G: uniform(chans[1]), B: uniform(chans[2])}
+	for _, r := range refs {
+		refsGrid = append(refsGrid, uniform(r))
+	}
+	c.Refs = refsGrid
+	pa.wave = pulse.FromCamera(c, pa.rateHz)
+	pa.readRate(pa.wave.Pulse, pa.rateHz)
+	if !pa.spectralPulse() {
+		pa.err = ConformityMissingSignal
+		pa.summary.Conformity = pa.err
+		return pa
+	}
+	pa.findBeats()
+	if len(halves) == 6 {
+		var timed [2][]beats.Beat
+		for h := range timed {
+			c := pulse.Camera{R: uniform(halves[3*h]), G: uniform(halves[3*h+1]), B: uniform(halves[3*h+2]), Refs: refsGrid}
+			timed[h] = slices.Clone(pa.beats)
+			beats.Align(timed[h], pulse.WideAs(c, pa.rateHz, pa.wave), pa.rateHz)
+		}
+		pa.timingNoise, pa.noiseKnown = beats.SplitNoise(pa.iv, timed[0], timed[1])
+	}
+	return pa
+}
+
+// readRate tracks the heart rate through pulse (the narrow pulse wave,
+// uniform at rateHz) and keeps the track's quality in the summary.
+func (pa *pulseAnalysis) readRate(pulse []float64, rateHz float64) {
+	pa.summary.Method = string(pa.wave.Method)
+	pa.track = trackRate(pulse, rateHz)
+	pa.summary.SNRdB = meanOf(pa.track.snrDB)
+	pa.summary.ProminenceDB = meanOf(pa.track.prominenceDB)
+	pa.summary.QualityScore = meanOf(pa.track.share)
+}
+
+// spectralPulse reports whether the tracked pulse stands out of the noise
+// in its spectra: the mean SNR and prominence a capture of this length
+// needs (MinSNRdB, MinProminenceDB).
+func (pa *pulseAnalysis) spectralPulse() bool {
+	return pa.summary.SNRdB >= minSNRdB(pa.seconds) && pa.summary.ProminenceDB >= minProminenceDB(pa.seconds)
+}
+
+// findBeats finds and times the beats of the wave along the tracked rate
+// and sorts their intervals into NN and artefacts.
+func (pa *pulseAnalysis) findBeats() {
+	period := pa.track.periodAt(len(pa.wave.Pulse), pa.rateHz)
+	pa.beats = beats.Detect(nil, pa.wave.Pulse, period, pa.rateHz)
+	beats.Align(pa.beats, pa.wave.Wide, pa.rateHz)
+	pa.iv = beats.Intervals(pa.beats)
+	pa.nn = beats.Stats(pa.iv)
+	pa.summary.Beats = len(pa.beats)
+	pa.summary.NNIntervals = pa.nn.Count
+}
+
+// startPulse checks what every capture needs before its pulse is read
+// (times in seconds from 0): its length and its frame rate.
+func startPulse(t []float64) pulseAnalysis {
 	var pa pulseAnalysis
 	pa.summary.Samples = len(t)
 	if len(t) < 2 {
@@ -97,47 +165,7 @@ func analyzePulse(t []float64, chans, halves, refs [][]float64) pulseAnalysis {
 	}
 	if pa.err != "" {
 		pa.summary.Conformity = pa.err
-		return pa
 	}
-	pa.rateHz = math.Min(math.Round(pa.summary.FrameRateHz), maxGridRateHz)
-	uniform := func(x []float64) []float64 { return resample.Uniform(nil, t, x, pa.rateHz) }
-	var refsGrid [][]float64
-	if len(chans) == 3 {
-		c := pulse.Camera{R: uniform(chans[0]), G: uniform(chans[1]), B: uniform(chans[2])}
-		for _, r := range refs {
-			refsGrid = append(refsGrid, uniform(r))
-		}
-		c.Refs = refsGrid
-		pa.wave = pulse.FromCamera(c, pa.rateHz)
-	} else {
-		pa.wave = pulse.FromIntensity(uniform(chans[0]), pa.rateHz)
-	}
-	pa.summary.Method = string(pa.wave.Method)
-	pa.track = trackRate(pa.wave.Pulse, pa.rateHz)
-	pa.summary.SNRdB = meanOf(pa.track.snrDB)
-	pa.summary.ProminenceDB = meanOf(pa.track.prominenceDB)
-	pa.summary.QualityScore = meanOf(pa.track.share)
-	if !(pa.summary.SNRdB >= minSNRdB(pa.seconds)) || !(pa.summary.ProminenceDB >= minProminenceDB(pa.seconds)) {
-		pa.err = ConformityMissingSignal
-		pa.summary.Conformity = pa.err
-		return pa
-	}
-	period := pa.track.periodAt(len(pa.wave.Pulse), pa.rateHz)
-	pa.beats = beats.Detect(nil, pa.wave.Pulse, period, pa.rateHz)
-	beats.Align(pa.beats, pa.wave.Wide, pa.rateHz)
-	pa.iv = beats.Intervals(pa.beats)
-	pa.nn = beats.Stats(pa.iv)
-	if len(halves) == 6 {
-		var timed [2][]beats.Beat
-		for h := range timed {
-			c := pulse.Camera{R: uniform(halves[3*h]), G: uniform(halves[3*h+1]), B: uniform(halves[3*h+2]), Refs: refsGrid}
-			timed[h] = slices.Clone(pa.beats)
-			beats.Align(timed[h], pulse.WideAs(c, pa.rateHz, pa.wave), pa.rateHz)
-		}
-		pa.timingNoise, pa.noiseKnown = beats.SplitNoise(pa.iv, timed[0], timed[1])
-	}
-	pa.summary.Beats = len(pa.beats)
-	pa.summary.NNIntervals = pa.nn.Count
 	return pa
 }
 
