@@ -30,6 +30,14 @@ type FingerConfig struct {
 	// the pulse amplitude), of the pulse amplitude (fraction) and of the
 	// RR interval (fraction of the mean interval, peak).
 	RIIV, RIAV, RIFV float64
+	// Shape is the second harmonic of the breath, relative to the first:
+	// a breath that is not a sine (a quick inspiration, a long expiration,
+	// or the two humps of a ventilator's cycle).
+	Shape float64
+	// Mayer is the depth of a slow wave near 0.1 Hz (Mayer waves of blood
+	// pressure regulation) in the pulse amplitude and the RR interval, as
+	// a fraction like RIAV and RIFV.
+	Mayer float64
 
 	// Notch is the height of the diastolic wave relative to the systolic
 	// one; default 0.35.
@@ -103,8 +111,11 @@ func MakeFinger(c FingerConfig) Finger {
 		if c.BR == 0 {
 			return 0
 		}
-		return math.Sin(breathPhase(t))
+		ph := breathPhase(t)
+		return (math.Sin(ph) + c.Shape*math.Sin(2*ph+0.7)) / (1 + c.Shape)
 	}
+	mayerPhase := 2 * math.Pi * rng.Float64()
+	mayer := func(t float64) float64 { return math.Sin(2*math.Pi*0.1*t + mayerPhase) }
 	// The RR series: AR(1) noise scaled to RMSSDms, steps, and sinus
 	// arrhythmia (longer intervals on expiration).
 	n := int((c.Seconds+4*rr0)/rr0*1.5) + 8
@@ -128,7 +139,7 @@ func MakeFinger(c FingerConfig) Finger {
 			level += c.StepMs / 1000 * rng.NormFloat64()
 			level = max(-0.25*rr0, min(0.25*rr0, level))
 		}
-		ibi := rr0 + level + scale*ar[i%n] - c.RIFV*rr0*resp(t)
+		ibi := rr0 + level + scale*ar[i%n] - c.RIFV*rr0*resp(t) + c.Mayer*rr0*mayer(t)
 		if e := c.EctopicEvery; e > 0 && i%e == e-1 {
 			ibi *= 0.7
 		} else if e > 0 && i%e == 0 && i > 0 {
@@ -230,7 +241,7 @@ func MakeFinger(c FingerConfig) Finger {
 		}
 		base, gain := pressAt(t)
 		drift += c.Drift * math.Sqrt(dt) * rng.NormFloat64()
-		p *= gain * (1 + c.RIAV*resp(t))
+		p *= gain * (1 + c.RIAV*resp(t) + c.Mayer*mayer(t))
 		v := p + c.RIIV*resp(t) + base + drift + motionAt(t) + c.Noise*rng.NormFloat64()
 		y := c.Level - c.Amplitude*v
 		if c.ClipAt > 0 {
