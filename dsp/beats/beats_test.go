@@ -114,6 +114,11 @@ func TestRMSSD(t *testing.T) {
 	if math.Abs(st.RMSSDs-0.05) > 1e-9 || st.Pairs != 19 {
 		t.Errorf("rmssd %g over %d pairs, want 0.05 over 19", st.RMSSDs, st.Pairs)
 	}
+	// Ten of 0.80 and ten of 0.85 around their mean 0.825: a deviation of
+	// 25 ms each, sqrt(20/19) × 25 ms with Bessel's correction.
+	if want := 0.025 * math.Sqrt(20.0/19); math.Abs(st.SDNNs-want) > 1e-12 {
+		t.Errorf("sdnn %g, want %g", st.SDNNs, want)
+	}
 }
 
 func TestStressIndex(t *testing.T) {

@@ -72,9 +72,15 @@ type NNStats struct {
 	MeanS  float64 // mean NN interval, s
 	Pairs  int     // successive NN pairs (both intervals NN and adjacent)
 	RMSSDs float64 // root mean square of successive NN differences, s
+	// SDNNs is the standard deviation of the NN intervals, s (Task
+	// Force 1996): all variability over the capture, slow and fast, where
+	// RMSSD keeps the beat-to-beat part. It grows with the length of the
+	// capture, so only captures of equal length compare.
+	SDNNs float64
 }
 
-// Stats computes RMSSD, the root mean square of the differences between
+// Stats computes the mean NN interval, SDNN and RMSSD, the root mean square
+// of the differences between
 // successive NN intervals (Task Force of the ESC and NASPE, "Heart rate
 // variability", Circulation 93(5), 1996): only pairs whose two intervals are
 // both NN and adjacent count, so one rejected beat removes two differences
@@ -96,6 +102,15 @@ func Stats(iv []Interval) NNStats {
 	}
 	if st.Count > 0 {
 		st.MeanS = sum / float64(st.Count)
+	}
+	if st.Count > 1 {
+		var ss float64
+		for _, v := range iv {
+			if v.NN {
+				ss += (v.S - st.MeanS) * (v.S - st.MeanS)
+			}
+		}
+		st.SDNNs = math.Sqrt(ss / float64(st.Count-1))
 	}
 	if st.Pairs > 0 {
 		st.RMSSDs = math.Sqrt(sq / float64(st.Pairs))
