@@ -5,7 +5,7 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-only real|synth|raw] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-only real|synth|fresh|raw] [-v]
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -20,7 +20,9 @@ import (
 func main() {
 	data := flag.String("data", "../shared/data", "folder of the real recordings")
 	synthDir := flag.String("synth", "", "folder of generated clips (default: generate into a temporary folder)")
-	only := flag.String("only", "", "run only one part: real (recordings), synth (encoded clips) or raw (clips without encoding)")
+	only := flag.String("only", "", "run only one part: real (recordings), synth (encoded clips), fresh (encoded clips from new seeds) or raw (clips without encoding)")
+	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
+	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
 	verbose := flag.Bool("v", false, "print every window or clip")
 	flag.Parse()
 	var failed bool
@@ -37,6 +39,15 @@ func main() {
 	}
 	if *only == "" || *only == "synth" {
 		t, err := syntheticEncoded(*synthDir, *verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
+			t.print(os.Stdout)
+		}
+	}
+	if (*only == "" || *only == "fresh") && *fresh > 0 {
+		t, err := syntheticFresh(*freshDir, *fresh, *verbose)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "accuracy:", err)
 			failed = true
