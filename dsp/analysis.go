@@ -37,9 +37,13 @@ type pulseAnalysis struct {
 	seconds float64
 	wave    pulse.Wave
 	track   rateTrack
-	beats   []beats.Beat
-	iv      []beats.Interval
-	nn      beats.NNStats
+	// beatRateBpm is the heart rate from the NN intervals when a contact
+	// trace's beats are clean enough to give it (0 otherwise: the
+	// track's mean is the rate).
+	beatRateBpm float64
+	beats       []beats.Beat
+	iv          []beats.Interval
+	nn          beats.NNStats
 	// timingNoise is beats.SplitNoise (s²) when the capture came in two
 	// halves; noiseKnown says whether it did.
 	timingNoise float64
@@ -47,11 +51,81 @@ type pulseAnalysis struct {
 	summary     Summary
 }
 
-// analyzePulse runs the signal part of every route: times in seconds from 0
-// (clean output), one channel for contact traces or R, G, B for camera ones,
-// and for camera traces from frames the R, G, B of the skin's two halves
-// (forehead, then cheeks: six channels) and the references of pulse.Camera.
+// analyzePulse runs the signal part of the camera routes: times in seconds
+// from 0 (clean output), R, G, B, and for camera traces from frames the R,
+// G, B of the skin's two halves (forehead, then cheeks: six channels) and
+// the references of pulse.Camera. Contact traces take analyzeContact.
 func analyzePulse(t []float64, chans, halves, refs [][]float64) pulseAnalysis {
+	pa := startPulse(t)
+	if pa.err != "" {
+		return pa
+	}
+	pa.rateHz = math.Min(math.Round(pa.summary.FrameRateHz), maxGridRateHz)
+	uniform := func(x []float64) []float64 { return resample.Uniform(nil, t, x, pa.rateHz) }
+	var refsGrid [][]float64
+	c := pulse.Camera{R: uniform(chans[0]), G: uniform(chans[1]), B: uniform(chans[2])}
+	for _, r := range refs {
+		refsGrid = append(refsGrid, uniform(r))
+	}
+	c.Refs = refsGrid
+	var track rateTrack
+	pa.wave, track = chooseWave(pulse.Candidates(c, pa.rateHz), len(refsGrid) > 0, pa.rateHz)
+	pa.readRate(track)
+	if !pa.confidentPulse(pa.wave.Pulse, pa.rateHz) {
+		pa.err = ConformityMissingSignal
+		pa.summary.Conformity = pa.err
+		return pa
+	}
+	pa.findBeats()
+	if len(halves) == 6 {
+		var timed [2][]beats.Beat
+		for h := range timed {
+			c := pulse.Camera{R: uniform(halves[3*h]), G: uniform(halves[3*h+1]), B: uniform(halves[3*h+2]), Refs: refsGrid}
+			timed[h] = slices.Clone(pa.beats)
+			beats.Align(timed[h], pulse.WideAs(c, pa.rateHz, pa.wave), pa.rateHz)
+		}
+		pa.timingNoise, pa.noiseKnown = beats.SplitNoise(pa.iv, timed[0], timed[1])
+	}
+	return pa
+}
+
+// readRate keeps track, the heart rate tracked through the pulse wave,
+// and its quality in the summary.
+func (pa *pulseAnalysis) readRate(track rateTrack) {
+	pa.track = track
+	pa.summary.Method = string(pa.wave.Method)
+	pa.summary.SNRdB = meanOf(track.snrDB)
+	pa.summary.ProminenceDB = meanOf(track.prominenceDB)
+	pa.summary.QualityScore = meanOf(track.confidence)
+}
+
+// confidentPulse reports whether the tracked rate is sure enough to be
+// answered: the track's confidence and the period correlation of pulse
+// (the wave the track followed, uniform at rateHz) reach the levels a
+// capture of this length needs (AnswerLevel). It keeps both, and the
+// tracked rate, in the summary.
+func (pa *pulseAnalysis) confidentPulse(pulse []float64, rateHz float64) bool {
+	pa.summary.PeriodCorrelation = periodCorrelation(pulse, pa.track, rateHz)
+	pa.summary.TrackedBpm = pa.track.meanBpm()
+	minConf, minCorr := AnswerLevel(pa.seconds)
+	return pa.summary.QualityScore >= minConf && pa.summary.PeriodCorrelation >= minCorr
+}
+
+// findBeats finds and times the beats of the wave along the tracked rate
+// and sorts their intervals into NN and artefacts.
+func (pa *pulseAnalysis) findBeats() {
+	period := pa.track.periodAt(len(pa.wave.Pulse), pa.rateHz)
+	pa.beats = beats.Detect(nil, pa.wave.Pulse, period, pa.rateHz)
+	beats.Align(pa.beats, pa.wave.Wide, pa.rateHz)
+	pa.iv = beats.Intervals(pa.beats)
+	pa.nn = beats.Stats(pa.iv)
+	pa.summary.Beats = len(pa.beats)
+	pa.summary.NNIntervals = pa.nn.Count
+}
+
+// startPulse checks what every capture needs before its pulse is read
+// (times in seconds from 0): its length and its frame rate.
+func startPulse(t []float64) pulseAnalysis {
 	var pa pulseAnalysis
 	pa.summary.Samples = len(t)
 	if len(t) < 2 {
@@ -71,50 +145,7 @@ func analyzePulse(t []float64, chans, halves, refs [][]float64) pulseAnalysis {
 	}
 	if pa.err != "" {
 		pa.summary.Conformity = pa.err
-		return pa
 	}
-	pa.rateHz = math.Min(math.Round(pa.summary.FrameRateHz), maxGridRateHz)
-	uniform := func(x []float64) []float64 { return resample.Uniform(nil, t, x, pa.rateHz) }
-	var refsGrid [][]float64
-	if len(chans) == 3 {
-		c := pulse.Camera{R: uniform(chans[0]), G: uniform(chans[1]), B: uniform(chans[2])}
-		for _, r := range refs {
-			refsGrid = append(refsGrid, uniform(r))
-		}
-		c.Refs = refsGrid
-		pa.wave, pa.track = chooseWave(pulse.Candidates(c, pa.rateHz), len(refsGrid) > 0, pa.rateHz)
-	} else {
-		pa.wave = pulse.FromIntensity(uniform(chans[0]), pa.rateHz)
-		pa.track = trackRate(pa.wave.Pulse, pa.rateHz)
-	}
-	pa.summary.Method = string(pa.wave.Method)
-	pa.summary.SNRdB = meanOf(pa.track.snrDB)
-	pa.summary.ProminenceDB = meanOf(pa.track.prominenceDB)
-	pa.summary.QualityScore = meanOf(pa.track.confidence)
-	pa.summary.PeriodCorrelation = periodCorrelation(pa.wave.Pulse, pa.track, pa.rateHz)
-	pa.summary.TrackedBpm = pa.track.meanBpm()
-	minConf, minCorr := AnswerLevel(pa.seconds)
-	if !(pa.summary.QualityScore >= minConf) || !(pa.summary.PeriodCorrelation >= minCorr) {
-		pa.err = ConformityMissingSignal
-		pa.summary.Conformity = pa.err
-		return pa
-	}
-	period := pa.track.periodAt(len(pa.wave.Pulse), pa.rateHz)
-	pa.beats = beats.Detect(nil, pa.wave.Pulse, period, pa.rateHz)
-	beats.Align(pa.beats, pa.wave.Wide, pa.rateHz)
-	pa.iv = beats.Intervals(pa.beats)
-	pa.nn = beats.Stats(pa.iv)
-	if len(halves) == 6 {
-		var timed [2][]beats.Beat
-		for h := range timed {
-			c := pulse.Camera{R: uniform(halves[3*h]), G: uniform(halves[3*h+1]), B: uniform(halves[3*h+2]), Refs: refsGrid}
-			timed[h] = slices.Clone(pa.beats)
-			beats.Align(timed[h], pulse.WideAs(c, pa.rateHz, pa.wave), pa.rateHz)
-		}
-		pa.timingNoise, pa.noiseKnown = beats.SplitNoise(pa.iv, timed[0], timed[1])
-	}
-	pa.summary.Beats = len(pa.beats)
-	pa.summary.NNIntervals = pa.nn.Count
 	return pa
 }
 

@@ -18,9 +18,16 @@ import (
 // R, G, B at 30 Hz) against clinical pulse oximeters, one-minute windows,
 // each analysed as a measure of its own through dsp.AnalyzePPG.
 func contactOximetry(data string, verbose bool) (*table, error) {
-	t := newTable("Contact PPG: uw-phone-oximetry, 1-minute windows, hr vs oximeters", dsp.HR)
+	return oximetryWindows(data, verbose, "Contact PPG: uw-phone-oximetry, 1-minute windows, hr vs oximeters",
+		"the fingertip brightness (R+G+B)/3", func(r, g, b float64) float64 { return (r + g + b) / 3 })
+}
+
+// oximetryWindows scores the uw-phone-oximetry windows with the intensity
+// value(R, G, B) of each frame as the contact trace (described by input).
+func oximetryWindows(data string, verbose bool, title, input string, value func(r, g, b float64) float64) (*table, error) {
+	t := newTable(title, dsp.HR)
 	t.notes = append(t.notes,
-		"Input: the fingertip brightness (R+G+B)/3 per frame at 30 fps, through dsp.AnalyzePPG.",
+		"Input: "+input+" per frame at 30 fps, through dsp.AnalyzePPG.",
 		"Reference: per second the median of oximeters 1, 2, 4, 5 (channel 3 is empty), averaged over the minute.")
 	const fps = 30.0
 	err := eachOximetry(data, func(id string, rgb, gt [][]float64) {
@@ -35,13 +42,14 @@ func contactOximetry(data string, verbose bool) (*table, error) {
 			for i := range ts {
 				k := m*win + i
 				ts[i] = float64(k) * 1000 / fps
-				vs[i] = (rgb[0][k] + rgb[1][k] + rgb[2][k]) / 3
+				vs[i] = value(rgb[0][k], rgb[1][k], rgb[2][k])
 			}
 			res := dsp.AnalyzePPG(dsp.PPG{TimestampsMs: ts, Values: vs}, dsp.Inputs{Variables: []string{dsp.HR}})
 			t.units++
+			t.label = fmt.Sprintf("%s min %d", id, m)
 			est, ok := t.add(res, dsp.HR, ref)
 			if verbose {
-				fmt.Printf("%s min %2d  ref %6.1f  est %6.1f ok=%v snr %.1f\n", id, m, ref, est, ok, res.Summary.SNRdB)
+				fmt.Printf("%s min %2d  ref %6.1f  est %6.1f ok=%v quality %.2f\n", id, m, ref, est, ok, res.Summary.QualityScore)
 			}
 		}
 	})

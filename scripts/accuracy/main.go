@@ -5,7 +5,7 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-only real|skin|synth|raw|faces] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-only real|skin|synth|fresh|raw|faces] [-v]
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -20,12 +20,14 @@ import (
 func main() {
 	data := flag.String("data", "../shared/data", "folder of the real recordings")
 	synthDir := flag.String("synth", "", "folder of generated clips (default: generate into a temporary folder)")
-	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), raw (clips without encoding) or faces (face detection on labelled photos)")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding) or faces (face detection on labelled photos)")
+	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
+	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
 	verbose := flag.Bool("v", false, "print every window or clip")
 	flag.Parse()
 	var failed bool
 	if *only == "" || *only == "real" {
-		for _, run := range []func(string, bool) (*table, error){contactOximetry, restingPPG} {
+		for _, run := range []func(string, bool) (*table, error){contactOximetry, phoneRed, restingPPG, restingMinutes} {
 			t, err := run(*data, *verbose)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "accuracy:", err)
@@ -43,6 +45,15 @@ func main() {
 	}
 	if *only == "" || *only == "synth" {
 		t, err := syntheticEncoded(*synthDir, *verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
+			t.print(os.Stdout)
+		}
+	}
+	if (*only == "" || *only == "fresh") && *fresh > 0 {
+		t, err := syntheticFresh(*freshDir, *fresh, *verbose)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "accuracy:", err)
 			failed = true

@@ -24,8 +24,20 @@ import (
 // JSON) are reused; without dir they are generated into a temporary folder
 // that is removed afterwards.
 func syntheticEncoded(dir string, verbose bool) (*table, error) {
-	ctx := context.Background()
 	presets := clip.Presets()
+	t := newTable(fmt.Sprintf("Synthetic clips: %d generated videos, decoded and analysed by the batch path", len(presets)), dsp.HR, dsp.BR, dsp.HRV)
+	t.notes = append(t.notes,
+		"Clips: scripts/synth presets (30 s, 640x480, 30 fps; hr 45-160, br 6-30, RMSSD 15-70 ms; still to moving;",
+		"bright to dark; CRF 18-28; mp4, webm, mov, avi; some with flicker, jittered or dropped frames).",
+		"Reference: the generator's ground truth (hr from the mean RR interval, br from the breathing phase, RMSSD of the RR series).")
+	return encodedClips(t, dir, presets, verbose)
+}
+
+// encodedClips scores the given presets into t: clips already in dir (with
+// their truth JSON) are reused; without dir they are generated into a
+// temporary folder that is removed afterwards.
+func encodedClips(t *table, dir string, presets []clip.Preset, verbose bool) (*table, error) {
+	ctx := context.Background()
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "pulsewire-synth-")
 		if err != nil {
@@ -52,11 +64,6 @@ func syntheticEncoded(dir string, verbose bool) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := newTable(fmt.Sprintf("Synthetic clips: %d generated videos, decoded and analysed by the batch path", len(presets)), dsp.HR, dsp.BR, dsp.HRV)
-	t.notes = append(t.notes,
-		"Clips: scripts/synth presets (30 s, 640x480, 30 fps; hr 45-160, br 6-30, RMSSD 15-70 ms; still to moving;",
-		"bright to dark; CRF 18-28; mp4, webm, mov, avi; some with flicker, jittered or dropped frames).",
-		"Reference: the generator's ground truth (hr from the mean RR interval, br from the breathing phase, RMSSD of the RR series).")
 	for _, p := range presets {
 		path := filepath.Join(dir, p.File())
 		truth, err := clip.ReadTruth(clip.TruthPath(path))
@@ -72,6 +79,7 @@ func syntheticEncoded(dir string, verbose bool) (*table, error) {
 		}
 		res := s.Result()
 		t.units++
+		t.label = p.Name
 		hr, _ := t.add(res, dsp.HR, truth.HeartRate)
 		br, _ := t.add(res, dsp.BR, truth.BreathingRate)
 		hrv, _ := t.add(res, dsp.HRV, truth.RMSSD)
@@ -124,6 +132,7 @@ func syntheticRaw(verbose bool) (*table, error) {
 	t.notes = append(t.notes, "Same clips and ground truth as above, analysed by dsp.AnalyzeFrames without ffmpeg: isolates what compression takes away.")
 	for i, res := range results {
 		t.units++
+		t.label = presets[i].Name
 		hr, _ := t.add(res, dsp.HR, truths[i].HeartRate)
 		br, _ := t.add(res, dsp.BR, truths[i].BreathingRate)
 		hrv, _ := t.add(res, dsp.HRV, truths[i].RMSSD)
