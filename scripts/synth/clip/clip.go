@@ -185,14 +185,16 @@ func exposureGain(b float64) float64 {
 
 // Truth is the ground truth written beside a clip.
 type Truth struct {
-	File   string  `json:"file,omitempty"`
-	Format string  `json:"format,omitempty"`
-	Codec  string  `json:"codec,omitempty"`
-	CRF    int     `json:"crf,omitempty"`
-	Width  int     `json:"width"`
-	Height int     `json:"height"`
-	FPS    float64 `json:"fps"` // nominal
-	Frames int     `json:"frames"`
+	File   string `json:"file,omitempty"`
+	Format string `json:"format,omitempty"`
+	Codec  string `json:"codec,omitempty"`
+	CRF    int    `json:"crf,omitempty"`
+	// BitrateKbps is the target of a rate-controlled encoding, kbit/s.
+	BitrateKbps int     `json:"bitrateKbps,omitempty"`
+	Width       int     `json:"width"`
+	Height      int     `json:"height"`
+	FPS         float64 `json:"fps"` // nominal
+	Frames      int     `json:"frames"`
 	// Seconds is the clip's length.
 	Seconds float64 `json:"seconds"`
 	Seed    uint64  `json:"seed"`
