@@ -55,6 +55,12 @@ type Config struct {
 	Jitter float64
 	// DropEvery drops every n-th frame (0: none), as a busy camera does.
 	DropEvery int
+
+	// HeartRateEnd, when set, is the heart rate the clip ends at: the rate
+	// moves from HeartRate to it along a half cosine from 20% to 60% of
+	// the clip, as under a stress task (physio.go). HeartRate is then the
+	// rate at the start; the truth's hrBpm is the mean over the clip.
+	HeartRateEnd float64
 }
 
 // Defaults.
@@ -114,6 +120,8 @@ func (c Config) validate() error {
 		return errors.New("drop every: want 0 (none) or 2 and more")
 	case c.FaceScale < 0.1 || c.FaceScale > 2:
 		return fmt.Errorf("face scale %v: want 0.1 to 2", c.FaceScale)
+	case c.HeartRateEnd != 0 && (c.HeartRateEnd < 30 || c.HeartRateEnd > 220):
+		return fmt.Errorf("end heart rate %v bpm: want 30 to 220, or 0 for a steady rate", c.HeartRateEnd)
 	}
 	return nil
 }
@@ -136,7 +144,7 @@ func New(cfg Config) (*Clip, error) {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
 	c := &Clip{cfg: cfg}
-	c.phys = newPhysiology(rng, cfg.Seconds, cfg.HeartRate, cfg.BreathingRate, cfg.RMSSD)
+	c.phys = newPhysiology(rng, cfg.Seconds, newHeartTrend(cfg.Seconds, cfg.HeartRate, cfg.HeartRateEnd), cfg.BreathingRate, cfg.RMSSD)
 	c.times = frameTimes(cfg)
 	var err error
 	if c.scene, err = newScene(cfg, rng); err != nil {
@@ -205,6 +213,9 @@ type Truth struct {
 	BreathingRate float64 `json:"brPerMin"`
 	// RMSSD of the RR intervals inside the clip, ms.
 	RMSSD float64 `json:"rmssdMs"`
+	// HRCourse is the heart rate at each whole second of the clip (0, 1,
+	// 2 s...): 60 over the RR interval in progress, beats per minute.
+	HRCourse []float64 `json:"hrCourseBpm,omitempty"`
 	// BeatTimes are the onsets of the beats inside the clip, seconds.
 	BeatTimes  []float64  `json:"beatTimesS,omitempty"`
 	Conditions Conditions `json:"conditions"`
@@ -222,6 +233,7 @@ type Conditions struct {
 	FaceScale      float64 `json:"faceScale"`
 	Jitter         float64 `json:"jitter,omitempty"`
 	DropEvery      int     `json:"dropEvery,omitempty"`
+	HeartRateEnd   float64 `json:"hrEndBpm,omitempty"`
 }
 
 // Truth returns the clip's ground truth (without the encoding fields).
@@ -231,12 +243,14 @@ func (c *Clip) Truth() Truth {
 		Width: c.cfg.Width, Height: c.cfg.Height, FPS: c.cfg.FPS, Frames: len(c.times),
 		Seconds: c.cfg.Seconds, Seed: c.cfg.Seed,
 		HeartRate: hr, BreathingRate: c.phys.meanBreathing(c.cfg.Seconds), RMSSD: rm,
+		HRCourse:  c.phys.course(c.cfg.Seconds),
 		BeatTimes: beats,
 		Conditions: Conditions{
 			PulseAmplitude: c.cfg.PulseAmplitude, Motion: c.cfg.Motion, Brightness: c.cfg.Brightness,
 			Gain:      exposureGain(c.cfg.Brightness),
 			FlickerHz: c.cfg.FlickerHz, FlickerDepth: c.cfg.FlickerDepth, Noise: c.cfg.Noise,
 			FaceScale: c.cfg.FaceScale, Jitter: c.cfg.Jitter, DropEvery: c.cfg.DropEvery,
+			HeartRateEnd: c.cfg.HeartRateEnd,
 		},
 	}
 }

@@ -315,6 +315,7 @@ func TestConfigRefuses(t *testing.T) {
 		{"jitter too large", Config{Jitter: 0.5}},
 		{"drop every frame", Config{DropEvery: 1}},
 		{"ten minutes and more", Config{Seconds: 601}},
+		{"end heart rate too high", Config{HeartRateEnd: 221}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -393,7 +394,7 @@ func TestPulsePeaksFollowOnsets(t *testing.T) {
 		{"fast and steady", 140, 20, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPhysiology(rand.New(rand.NewPCG(7, 8)), 30, tc.hr, tc.br, tc.rmssd)
+			p := newPhysiology(rand.New(rand.NewPCG(7, 8)), 30, newHeartTrend(30, tc.hr, 0), tc.br, tc.rmssd)
 			const step = 1e-4
 			var peaks []float64
 			for i := 1; i+1 < len(p.beats); i++ {
