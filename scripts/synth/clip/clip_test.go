@@ -284,7 +284,7 @@ func TestEncodeBitrate(t *testing.T) {
 	for _, format := range []string{"mp4", "webm"} {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
-			c, err := New(Config{Width: 320, Height: 240, Seconds: 8, Seed: 3, Motion: 0.03, Noise: 3})
+			c, err := New(Config{Width: 320, Height: 240, Seconds: 8, Seed: 3, Drift: 0.02, ShotNoise: true, AutoExposure: 0.03})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -316,6 +316,13 @@ func TestConfigRefuses(t *testing.T) {
 		{"drop every frame", Config{DropEvery: 1}},
 		{"ten minutes and more", Config{Seconds: 601}},
 		{"end heart rate too high", Config{HeartRateEnd: 221}},
+		{"melanin beyond the darkest skin", Config{Melanin: 0.5}},
+		{"head bowed too far", Config{Pitch: 36}},
+		{"head thrown back too far", Config{Pitch: -31}},
+		{"fringe below the eyebrows", Config{Fringe: 1.1}},
+		{"negative drift", Config{Drift: -0.01}},
+		{"the screen lights more than the face", Config{ScreenLight: 0.9}},
+		{"exposure steps of a quarter", Config{AutoExposure: 0.25}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
