@@ -5,7 +5,7 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-only real|synth|raw] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-webcam DIR] [-only real|synth|raw|webcam] [-v]
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -19,8 +19,9 @@ import (
 
 func main() {
 	data := flag.String("data", "../shared/data", "folder of the real recordings")
-	synthDir := flag.String("synth", "", "folder of generated clips (default: generate into a temporary folder)")
-	only := flag.String("only", "", "run only one part: real (recordings), synth (encoded clips) or raw (clips without encoding)")
+	synthDir := flag.String("synth", "", "folder of the generated benchmark clips (default: generate into a temporary folder)")
+	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips (default: generate into a temporary folder)")
+	only := flag.String("only", "", "run only one part: real (recordings), synth (encoded clips), raw (clips without encoding) or webcam (webcam-like clips)")
 	verbose := flag.Bool("v", false, "print every window or clip")
 	flag.Parse()
 	var failed bool
@@ -51,6 +52,16 @@ func main() {
 			failed = true
 		} else {
 			t.print(os.Stdout)
+		}
+	}
+	if *only == "" || *only == "webcam" {
+		t, ct, err := webcamClips(*webcamDir, *verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
+			t.print(os.Stdout)
+			ct.print(os.Stdout)
 		}
 	}
 	if failed {
