@@ -25,7 +25,7 @@ import (
 // that is removed afterwards.
 func syntheticEncoded(dir string, verbose bool) (*table, error) {
 	presets := clip.Presets()
-	clips, err := encodedClips(dir, presets)
+	clips, err := encodedClips(dir, presets, false)
 	if err != nil {
 		return nil, err
 	}
@@ -48,19 +48,20 @@ func syntheticEncoded(dir string, verbose bool) (*table, error) {
 	return t, nil
 }
 
-// analysedClip is a generated clip's ground truth and what the batch path
-// made of it.
+// analysedClip is a generated clip's ground truth, what the batch path
+// made of it and, when asked for, the plain pipeline's reading (bpm).
 type analysedClip struct {
-	truth  clip.Truth
-	result dsp.Result
+	truth    clip.Truth
+	result   dsp.Result
+	plainPOS float64
 }
 
 // encodedClips generates the presets' clips into dir (keeping those
 // already there with their truth; a temporary folder, removed afterwards,
 // when dir is ""), then decodes each with dsp/media and analyses it as
-// dsp.AnalyzeFrames does, one clip per CPU at once. Results are in
-// preset order.
-func encodedClips(dir string, presets []clip.Preset) ([]analysedClip, error) {
+// dsp.AnalyzeFrames does, one clip per CPU at once, and with baseline
+// reads it with the plain pipeline too. Results are in preset order.
+func encodedClips(dir string, presets []clip.Preset, baseline bool) ([]analysedClip, error) {
 	ctx := context.Background()
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "pulsewire-synth-")
@@ -96,13 +97,20 @@ func encodedClips(dir string, presets []clip.Preset) ([]analysedClip, error) {
 			return err
 		}
 		s := dsp.NewStream(cascade, dsp.Inputs{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}})
+		plain := newPlainPOS(cascade)
 		if _, err := media.DecodeVideoFile(ctx, path, media.VideoOptions{}, func(f media.Frame) error {
 			s.Push(f.Image, f.Time)
+			if baseline {
+				plain.push(f.Image, f.Time)
+			}
 			return nil
 		}); err != nil {
 			return fmt.Errorf("%s: %w", presets[i].File(), err)
 		}
-		clips[i] = analysedClip{truth, s.Result()}
+		clips[i] = analysedClip{truth: truth, result: s.Result()}
+		if baseline {
+			clips[i].plainPOS = plain.bpm()
+		}
 		return nil
 	})
 	return clips, err

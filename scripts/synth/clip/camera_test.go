@@ -48,8 +48,9 @@ func TestNoiseSigma(t *testing.T) {
 	}
 	bright := noiseSigma(Config{Noise: 1.5, Brightness: 1, ShotNoise: true})
 	dim := noiseSigma(Config{Noise: 1.5, Brightness: 0.4, ShotNoise: true})
-	// Photon transfer: variance = read² + gain·level/electronsPerLevel.
-	if want := math.Sqrt(1.5*1.5 + 200/electronsPerLevel); math.Abs(float64(bright[200])-want) > 1e-4 {
+	// Photon transfer: variance = read² + gain·level/electronsPerLevel,
+	// the latter cut by the camera's noise reduction.
+	if want := math.Sqrt(1.5*1.5 + 200/electronsPerLevel/noiseReduction); math.Abs(float64(bright[200])-want) > 1e-4 {
 		t.Errorf("sigma at 200: %v, want %v", bright[200], want)
 	}
 	for _, l := range []int{30, 100, 200} {

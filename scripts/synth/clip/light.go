@@ -20,9 +20,11 @@ func (c *Clip) lighting(t float64) [3]float32 {
 }
 
 // screen is the screen in front of the face: a person reading or working
-// at a computer is lit partly by it, and what it shows changes every 1-5
-// s (a page scrolls or changes, a video cuts), from dark content to a
-// white page, with its colour. The light falls off with the square of the
+// at a computer is lit partly by it, and what it shows changes every 2-10
+// s (a page scrolls or changes, a video cuts), between dark content and a
+// white page, with its colour. Screens of one task look alike (pages of
+// one document, scenes of one film), so each change moves the brightness
+// by about 0.2 of its range and the tint by about 5%. The light falls off with the square of the
 // distance, so it reaches the face (half a metre away) and not the wall
 // behind (two metres and more): only the head takes it (scene.head).
 type screen struct {
@@ -46,12 +48,14 @@ func newScreen(c Config, rng *rand.Rand) screen {
 		return screen{}
 	}
 	s := screen{share: c.ScreenLight}
-	for t := 0.0; t < c.Seconds; t += 1 + 4*rng.Float64() {
-		sh := shown{at: t, brightness: 0.3 + 0.7*rng.Float64()}
+	brightness := 0.3 + 0.7*rng.Float64()
+	for t := 0.0; t < c.Seconds; t += 2 + 8*rng.Float64() {
+		sh := shown{at: t, brightness: brightness}
 		for ch := range sh.tint {
-			sh.tint[ch] = min(1.3, max(0.7, 1+0.1*rng.NormFloat64()))
+			sh.tint[ch] = min(1.15, max(0.85, 1+0.05*rng.NormFloat64()))
 		}
 		s.content = append(s.content, sh)
+		brightness = min(1, max(0.3, brightness+0.2*rng.NormFloat64()))
 	}
 	return s
 }

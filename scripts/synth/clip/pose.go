@@ -12,7 +12,7 @@ import (
 // modelled as Ornstein-Uhlenbeck processes (random, with a correlation
 // time, staying near their mean), sampled every poseStepS and
 // interpolated: drift in x and y with standard deviation Drift face
-// heights (y at 0.7 of x) and an 8 s correlation time, and a bow of ±2°
+// heights (y at 0.7 of x) and an 8 s correlation time, and a bow of ±1.5°
 // (standard deviation) with a 5 s correlation time around Pitch when the
 // head is bowed.
 type pose struct {
@@ -22,7 +22,7 @@ type pose struct {
 const (
 	poseStepS          = 0.1
 	driftTauS, nodTauS = 8.0, 5.0
-	nodDegrees         = 2.0
+	nodDegrees         = 1.5
 	driftVertical      = 0.7
 	degrees            = math.Pi / 180
 	lightElevation     = 30 * degrees // ceiling lights in front of the person

@@ -21,7 +21,7 @@ var SkinTones = []SkinTone{{"light", 0}, {"medium", 0.13}, {"brown", 0.22}, {"da
 // than where it is exact: 24 clips of 45-65 s at 640x480 and 30 fps,
 // encoded at 100-500 kbit/s by real-time encoders (H.264, and VP9 for a
 // few, as browsers record), of heart rates 62-122 bpm that rise by 10-30
-// bpm during a third of the clips (a stress task) and fall in a few (the
+// bpm during half of the clips (a stress task) and fall in a few (the
 // recovery after it), a head bowed 0-25° towards a laptop screen, glasses
 // on a third of the faces and a fringe on another third, four skin tones
 // from light to dark, a weak pulse (0.2-0.5% peak to peak on green for
@@ -40,7 +40,7 @@ func WebcamPresets() []Preset {
 		name   string
 		value  float64
 		screen float64 // the screen's share of the face's light
-	}{{"office", 1, 0.08}, {"normal", 0.8, 0.12}, {"dim", 0.5, 0.2}, {"dark", 0.35, 0.3}}
+	}{{"office", 1, 0.05}, {"normal", 0.8, 0.08}, {"dim", 0.5, 0.15}, {"dark", 0.35, 0.25}}
 	frac := func(x float64) float64 { return x - math.Floor(x) }
 	round := func(x, step float64) float64 { return math.Round(x/step) * step }
 	var ps []Preset
@@ -53,7 +53,7 @@ func WebcamPresets() []Preset {
 			Seconds: round(45+20*frac(0.15+fi*0.5698402910), 1), Seed: uint64(1001 + i),
 			HeartRate: hr, BreathingRate: br, RMSSD: rmssd,
 			PulseAmplitude: round(0.002+0.003*frac(0.2+fi*0.3819660113), 0.0001),
-			Melanin:        SkinTones[(i/4)%len(SkinTones)].Melanin,
+			Melanin:        SkinTones[(i/2)%len(SkinTones)].Melanin,
 			Pitch:          pitches[(i/3)%len(pitches)],
 			Glasses:        i%3 == 0,
 			Motion:         round(0.01*frac(0.4+fi*0.6180339887), 0.001),
@@ -72,7 +72,7 @@ func WebcamPresets() []Preset {
 		case i%4 == 1 || i%4 == 3: // a stress task: 10-30 bpm up
 			c.HeartRateEnd = hr + round(10+20*frac(0.1+fi*0.2360679775), 1)
 			change = fmt.Sprintf("up%02.0f", c.HeartRateEnd-hr)
-		case i%8 == 6: // the recovery after one
+		case i%4 == 2 && (i/4)%3 != 0: // the recovery after one
 			c.HeartRateEnd = hr - 12
 			change = "down12"
 		}
@@ -84,7 +84,7 @@ func WebcamPresets() []Preset {
 			e.Format = "webm"
 		}
 		name := fmt.Sprintf("w%02d-hr%03.0f%s-%dk-%s-%s-pitch%02.0f", i, hr, change, e.BitrateKbps,
-			SkinTones[(i/4)%len(SkinTones)].Name, l.name, c.Pitch)
+			SkinTones[(i/2)%len(SkinTones)].Name, l.name, c.Pitch)
 		if c.Glasses {
 			name += "-glasses"
 		}
