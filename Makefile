@@ -45,7 +45,8 @@ check:
 bench: deps-test
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## accuracy: accuracy evaluation on synthetic clips and the real recordings in ../shared/data
+## accuracy: accuracy evaluation on the real recordings in ../shared/data, the synthetic
+## benchmark clips (encoded and not) and the webcam-like synthetic clips
 accuracy: deps-run
 	$(GO) run ./scripts/accuracy
 
@@ -53,9 +54,11 @@ accuracy: deps-run
 load: deps-run
 	$(GO) run ./scripts/load
 
-## synth: write the synthetic benchmark clips and their ground truth into scripts/out/synth
+## synth: write the synthetic benchmark clips and their ground truth into scripts/out/synth,
+## the webcam-like ones into scripts/out/synth-webcam (docs/synthetic-data.md)
 synth: deps-run
 	$(GO) run ./scripts/synth -presets -out scripts/out/synth
+	$(GO) run ./scripts/synth -presets -set webcam -out scripts/out/synth-webcam
 
 clean:
 	rm -rf bin

@@ -20,7 +20,7 @@ func syntheticFresh(dir string, n int, verbose bool) (*table, error) {
 	t.notes = append(t.notes,
 		"Clips: the presets' conditions (motion, light, CRF, format, flicker, jitter, drops) with seeds 1001 on and heart and",
 		"breathing rates from other points of their low-discrepancy sequences; same ground truth as above.")
-	return encodedClips(t, dir, presets, verbose)
+	return scoreEncoded(t, dir, presets, verbose)
 }
 
 // freshPresets returns n clips with the conditions of the first n presets

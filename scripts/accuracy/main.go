@@ -5,7 +5,7 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-only real|skin|synth|fresh|raw|faces] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-only real|skin|synth|fresh|raw|webcam|faces] [-v]
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -19,8 +19,9 @@ import (
 
 func main() {
 	data := flag.String("data", "../shared/data", "folder of the real recordings")
-	synthDir := flag.String("synth", "", "folder of generated clips (default: generate into a temporary folder)")
-	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding) or faces (face detection on labelled photos)")
+	synthDir := flag.String("synth", "", "folder of the generated benchmark clips (default: generate into a temporary folder)")
+	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips (default: generate into a temporary folder)")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips) or faces (face detection on labelled photos)")
 	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
 	verbose := flag.Bool("v", false, "print every window or clip")
@@ -38,7 +39,7 @@ func main() {
 		}
 	}
 	if *only == "" || *only == "skin" {
-		if err := skin(os.Stdout, *data, *verbose); err != nil {
+		if err := realSkin(os.Stdout, *data, *verbose); err != nil {
 			fmt.Fprintln(os.Stderr, "accuracy:", err)
 			failed = true
 		}
@@ -68,6 +69,16 @@ func main() {
 			failed = true
 		} else {
 			t.print(os.Stdout)
+		}
+	}
+	if *only == "" || *only == "webcam" {
+		t, ct, err := webcamClips(*webcamDir, *verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
+			t.print(os.Stdout)
+			ct.print(os.Stdout)
 		}
 	}
 	if *only == "" || *only == "faces" {

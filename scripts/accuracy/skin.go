@@ -110,10 +110,10 @@ func meanColours(path string, fps float64) (dsp.Trace, error) {
 	return tr, nil
 }
 
-// skin runs the evaluations on the real face-skin clips: hr per site, the
+// realSkin runs the evaluations on the real face-skin clips: hr per site, the
 // answered-share curve, the semi-synthetic sensitivity and the decision's
 // noise levels.
-func skin(w io.Writer, data string, verbose bool) error {
+func realSkin(w io.Writer, data string, verbose bool) error {
 	clips, err := loadSkinClips(data)
 	if err != nil {
 		return err
