@@ -13,7 +13,7 @@ const (
 )
 
 // Heart-rate tracking: spectra of hrWindowS windows every hrHopS seconds,
-// turned into evidence for every rate of a 0.5 bpm grid, and a hidden
+// turned into evidence for every rate of a 1 bpm grid, and a hidden
 // Markov chain of the rate through the windows. Ten seconds hold at least
 // 6.7 beats at 40 bpm, enough for a clear peak, and are short enough to
 // follow a rate that changes. The rate drifts by about hrSigmaHzPerS
