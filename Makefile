@@ -61,7 +61,9 @@ bench: deps-test build
 cluster: deps-test build
 	PULSEWIRE_BINARY=$(CURDIR)/$(BIN) PULSEWIRE_VERSITYGW=$(CURDIR)/bin/versitygw $(GO) run ./scripts/cluster
 
-## accuracy: accuracy evaluation on synthetic clips and the real recordings in ../shared/data
+## accuracy: accuracy on the real recordings in ../shared/data (contact PPG, face skin), the
+## synthetic clips (the benchmark set encoded and not, fresh seeds, the webcam set) and face
+## detection on labelled photos; answered share beside the error everywhere (docs/accuracy.md)
 accuracy: deps-run
 	$(GO) run ./scripts/accuracy
 
@@ -74,9 +76,11 @@ load: deps-run
 memory: deps-run
 	$(GO) run ./scripts/memory
 
-## synth: write the synthetic benchmark clips and their ground truth into scripts/out/synth
+## synth: write the synthetic benchmark clips and their ground truth into scripts/out/synth,
+## the webcam-like ones into scripts/out/synth-webcam (docs/synthetic-data.md)
 synth: deps-run
 	$(GO) run ./scripts/synth -presets -out scripts/out/synth
+	$(GO) run ./scripts/synth -presets -set webcam -out scripts/out/synth-webcam
 
 clean:
 	rm -rf bin

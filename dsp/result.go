@@ -25,7 +25,7 @@ type Result struct {
 
 // Signal is the measure's signal object.
 type Signal struct {
-	// QualityScore is a number 0-1 from the pulse spectrum (see
+	// QualityScore is the confidence 0-1 of the pulse's rate (see
 	// Summary.QualityScore for its definition), or an error code.
 	QualityScore Variable `json:"qualityScore"`
 }
@@ -48,9 +48,19 @@ type Summary struct {
 	// ProminenceDB is the mean height of the tracked pulse peak above the
 	// local noise floor of its spectrum, dB.
 	ProminenceDB float64
-	QualityScore float64 // signal.qualityScore when it has a value
-	Beats        int     // beats detected
-	NNIntervals  int     // intervals that passed artefact rejection
+	// QualityScore is signal.qualityScore when it has a value: the mean
+	// over the analysis windows of the posterior probability that the
+	// heart rate lies within ±5 bpm of the tracked one.
+	QualityScore float64
+	// PeriodCorrelation is the mean over the analysis windows of the
+	// pulse wave's normalised autocorrelation at the tracked period
+	// (1: the wave repeats itself exactly at that period).
+	PeriodCorrelation float64
+	// TrackedBpm is the mean rate the heart-rate track followed, whether
+	// or not hr was answered: what hr would have been.
+	TrackedBpm  float64
+	Beats       int // beats detected
+	NNIntervals int // intervals that passed artefact rejection
 	// Conformity is the capture-quality code that blocked the pulse
 	// variables, "" when none did.
 	Conformity Code

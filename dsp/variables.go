@@ -70,7 +70,7 @@ func assemble(pa *pulseAnalysis, in *Inputs) Result {
 	}
 	hrBpm := 0.0
 	if pa.err == "" {
-		hrBpm = pa.track.meanBpm()
+		hrBpm = pa.rateBpm()
 		res.Features = &Features{HeartRateBpm: round(hrBpm, 2)}
 	}
 
@@ -197,6 +197,8 @@ func analyzeSignal(t []float64, ch [][]float64, in *Inputs) Result {
 	if len(t) < 2 {
 		pa.err = MissingSignal
 		pa.summary.Conformity = MissingSignal
+	} else if len(ch) == 1 {
+		pa = analyzeContact(t, ch[0])
 	} else {
 		pa = analyzePulse(t, ch, nil, nil)
 	}

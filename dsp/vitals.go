@@ -49,15 +49,20 @@ const guidanceWindow = 5 * time.Second
 
 // guidanceText is what the widget can say for each capture code.
 var guidanceText = map[Code]string{
-	ConformityFacePresence:   "Keep your face in the frame",
+	ConformityFacePresence:   "Face the camera with your whole face in view",
 	ConformityFaceSize:       "Move closer to the camera",
 	ConformityPoorLight:      "Find more even light on your face",
 	ConformityMuchVariations: "Hold still",
 	ConformityOndulations:    "Avoid flickering light",
 	ConformityLowFPS:         "The camera delivers too few frames",
-	ConformityInitialisation: "Measuring: keep still",
-	ConformityMissingSignal:  "Hold still and keep your face well lit",
+	ConformityInitialisation: measuringText,
+	ConformityMissingSignal:  "The pulse is too faint: face the light and hold still",
 }
+
+// measuringText is what the widget says while the pulse is not yet clear
+// but the capture is still young: the evidence needs time, and nothing is
+// wrong yet.
+const measuringText = "Measuring: keep still"
 
 // Vitals returns the interim vitals and live guidance. It analyses recent
 // frames again on every call (about 16 ms of CPU for 30 s of frames,
@@ -92,7 +97,11 @@ func (s *Stream) Vitals() Vitals {
 		v.Wave = []float64{}
 	}
 	if len(v.Guidance) == 0 && pa.err != "" {
-		v.Guidance = append(v.Guidance, Guidance{pa.err, guidanceText[pa.err]})
+		msg := guidanceText[pa.err]
+		if pa.err == ConformityMissingSignal && lastS < VitalsWindow.Seconds() {
+			msg = measuringText
+		}
+		v.Guidance = append(v.Guidance, Guidance{pa.err, msg})
 	}
 	if v.Guidance == nil {
 		v.Guidance = []Guidance{}

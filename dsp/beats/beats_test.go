@@ -103,14 +103,21 @@ func TestIntervalsRejectArtefacts(t *testing.T) {
 }
 
 func TestRMSSD(t *testing.T) {
-	// Intervals 0.80 0.85 0.80 0.85 ...: every successive difference 50 ms.
-	times := []float64{0}
+	// Intervals 0.80 0.85 0.80 0.85 ...: every successive difference 50
+	// ms. (Built as NN directly: a strict alternation of intervals is the
+	// pattern of premature beats, which Intervals rejects.)
+	var iv []Interval
 	for i := 0; i < 20; i++ {
-		times = append(times, times[len(times)-1]+0.8+0.05*float64(i%2))
+		iv = append(iv, Interval{S: 0.8 + 0.05*float64(i%2), NN: true})
 	}
-	st := Stats(Intervals(beatsAt(times...)))
+	st := Stats(iv)
 	if math.Abs(st.RMSSDs-0.05) > 1e-9 || st.Pairs != 19 {
 		t.Errorf("rmssd %g over %d pairs, want 0.05 over 19", st.RMSSDs, st.Pairs)
+	}
+	// Ten of 0.80 and ten of 0.85 around their mean 0.825: a deviation of
+	// 25 ms each, sqrt(20/19) × 25 ms with Bessel's correction.
+	if want := 0.025 * math.Sqrt(20.0/19); math.Abs(st.SDNNs-want) > 1e-12 {
+		t.Errorf("sdnn %g, want %g", st.SDNNs, want)
 	}
 }
 

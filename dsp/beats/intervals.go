@@ -2,9 +2,6 @@ package beats
 
 import (
 	"math"
-	"slices"
-
-	"gonum.org/v1/gonum/stat"
 )
 
 // Plausible inter-beat intervals in seconds: 40-200 bpm, the range the
@@ -35,7 +32,10 @@ type Interval struct {
 }
 
 // Intervals returns the intervals between consecutive beats with artefact
-// rejection applied.
+// rejection applied: an interval is NN when it is plausible, within
+// LocalDeviation of its neighbours' median, between two trusted beats, and
+// not marked by the beat classification of Lipponen & Tarvainen
+// (classifyArtefacts).
 func Intervals(beats []Beat) []Interval {
 	if len(beats) < 2 {
 		return nil
@@ -44,6 +44,11 @@ func Intervals(beats []Beat) []Interval {
 	for i := range out {
 		out[i] = Interval{S: beats[i+1].T - beats[i].T, At: beats[i+1].T}
 	}
+	s := make([]float64, len(out))
+	for i, iv := range out {
+		s[i] = iv.S
+	}
+	artefact := classifyArtefacts(s)
 	var win []float64
 	for i, iv := range out {
 		win = win[:0]
@@ -55,55 +60,9 @@ func Intervals(beats []Beat) []Interval {
 		med := median(win)
 		out[i].NN = iv.S >= MinIntervalS && iv.S <= MaxIntervalS && med > 0 &&
 			math.Abs(iv.S-med) <= LocalDeviation*med &&
-			trusted(beats[i]) && trusted(beats[i+1])
+			trusted(beats[i]) && trusted(beats[i+1]) && !artefact[i]
 	}
-	rejectMisplaced(out)
 	return out
-}
-
-// misplacedQD is the multiple of the quartile deviation of the successive
-// differences beyond which a difference marks a misplaced beat (Lipponen &
-// Tarvainen, J. Med. Eng. Technol. 43(3), 2019: 5.2, about 3.5 standard
-// deviations of normally spread differences). minMisplacedS is the least
-// difference ever taken for one: 20 ms is an ordinary successive difference
-// at rest (normal RMSSD 19-75 ms; Nunan et al., PACE 33(11), 2010), and a
-// very regular or quantised series would otherwise have a spread near 0.
-const (
-	misplacedQD   = 5.2
-	minMisplacedS = 0.020
-)
-
-// rejectMisplaced marks as not NN the two intervals around a misplaced beat:
-// a beat timed late (or early) lengthens one interval and shortens the next
-// by the same amount, a successive difference far beyond the spread of the
-// others, while sinus rhythm changes its intervals gradually. The spread is
-// the quartile deviation of the successive differences of NN intervals, so
-// the test adapts to each recording's own variability and timing noise; a
-// difference within LocalDeviation can still be twice a normal one.
-func rejectMisplaced(iv []Interval) {
-	var d []float64
-	for i := 1; i < len(iv); i++ {
-		if iv[i].NN && iv[i-1].NN {
-			d = append(d, iv[i].S-iv[i-1].S)
-		}
-	}
-	if len(d) < 8 {
-		return
-	}
-	slices.Sort(d)
-	qd := (stat.Quantile(0.75, stat.Empirical, d, nil) - stat.Quantile(0.25, stat.Empirical, d, nil)) / 2
-	th := max(misplacedQD*qd, minMisplacedS)
-	bad := make([]bool, len(iv))
-	for i := 1; i < len(iv); i++ {
-		if iv[i].NN && iv[i-1].NN && math.Abs(iv[i].S-iv[i-1].S) > th {
-			bad[i], bad[i-1] = true, true
-		}
-	}
-	for i, b := range bad {
-		if b {
-			iv[i].NN = false
-		}
-	}
 }
 
 // NNStats summarises the clean intervals.
@@ -113,9 +72,15 @@ type NNStats struct {
 	MeanS  float64 // mean NN interval, s
 	Pairs  int     // successive NN pairs (both intervals NN and adjacent)
 	RMSSDs float64 // root mean square of successive NN differences, s
+	// SDNNs is the standard deviation of the NN intervals, s (Task
+	// Force 1996): all variability over the capture, slow and fast, where
+	// RMSSD keeps the beat-to-beat part. It grows with the length of the
+	// capture, so only captures of equal length compare.
+	SDNNs float64
 }
 
-// Stats computes RMSSD, the root mean square of the differences between
+// Stats computes the mean NN interval, SDNN and RMSSD, the root mean square
+// of the differences between
 // successive NN intervals (Task Force of the ESC and NASPE, "Heart rate
 // variability", Circulation 93(5), 1996): only pairs whose two intervals are
 // both NN and adjacent count, so one rejected beat removes two differences
@@ -137,6 +102,15 @@ func Stats(iv []Interval) NNStats {
 	}
 	if st.Count > 0 {
 		st.MeanS = sum / float64(st.Count)
+	}
+	if st.Count > 1 {
+		var ss float64
+		for _, v := range iv {
+			if v.NN {
+				ss += (v.S - st.MeanS) * (v.S - st.MeanS)
+			}
+		}
+		st.SDNNs = math.Sqrt(ss / float64(st.Count-1))
 	}
 	if st.Pairs > 0 {
 		st.RMSSDs = math.Sqrt(sq / float64(st.Pairs))

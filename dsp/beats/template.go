@@ -21,8 +21,13 @@ import (
 // reference is its steepest rise.
 
 const (
-	// upsample is how many fine grid points the template has per sample.
-	upsample = 8
+	// upsample is how many fine grid points the template has per sample,
+	// fewer for a wave sampled faster than fineGridHz / upsample: a grid
+	// of about 1 kHz (1 ms, read between points by a parabola) times a
+	// beat finer than any beat-to-beat measure needs, and a clinical
+	// sensor's 250 Hz would otherwise be matched at 2 kHz for nothing.
+	upsample   = 8
+	fineGridHz = 1000.0
 	// templateBefore and templateAfter bound the template around the
 	// upstroke, in beat periods: the foot, the upstroke and the systolic
 	// peak, where the timing information is. The diastolic part, whose
@@ -59,12 +64,13 @@ func Align(bs []Beat, wave []float64, rateHz float64) {
 	if !(period > 0) {
 		return
 	}
-	step := 1 / (rateHz * upsample)
+	k := max(2, min(upsample, int(math.Round(fineGridHz/rateHz))))
+	step := 1 / (rateHz * float64(k))
 	lo := int(math.Round(-templateBefore * period / step))
 	hi := int(math.Round(templateAfter * period / step))
 	span := hi - lo + 1
 	search := int(math.Round(searchFraction * period / step))
-	fine := upsampled(wave, upsample)
+	fine := upsampled(wave, k)
 	at := func(tS float64) int { return int(math.Round(tS / step)) }
 	inside := func(c int) bool { return c+lo-search >= 0 && c+hi+search < len(fine) }
 

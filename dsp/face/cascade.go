@@ -17,6 +17,13 @@ import (
 //go:embed cascade/facefinder cascade/puploc cascade/lp81 cascade/lp82 cascade/lp84 cascade/lp93
 var cascadeFiles embed.FS
 
+// blazeFile is MediaPipe's BlazeFace short-range detector (Apache-2.0,
+// model/LICENSE; where it comes from and how it was converted:
+// model/PROVENANCE.md).
+//
+//go:embed model/blazeface.bin
+var blazeFile []byte
+
 // Cascade is the loaded face model: the face detector and the landmark
 // localisers. It is read-only after loading, so one Cascade serves any number
 // of concurrent Trackers and estimates.
@@ -27,6 +34,7 @@ type Cascade struct {
 	lipTop *localizer // lp81
 	lipLow *localizer // lp82
 	nose   *localizer // lp93
+	blaze  *network   // BlazeFace (blazeface.go)
 }
 
 var loadOnce = sync.OnceValues(load)
@@ -56,6 +64,9 @@ func load() (*Cascade, error) {
 		if *l.dst, err = parseLocalizer(b); err != nil {
 			return nil, fmt.Errorf("face cascade %s: %w", l.name, err)
 		}
+	}
+	if c.blaze, err = parseNetwork(blazeFile); err != nil {
+		return nil, fmt.Errorf("face model blazeface: %w", err)
 	}
 	return c, nil
 }

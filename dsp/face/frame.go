@@ -236,39 +236,68 @@ func luma709To601(y, cb, cr uint8) uint32 {
 	return uint32(max(int32(y)<<6+luma709Cb[cb]+luma709Cr[cr], 0))
 }
 
-// area is a rectangle with fractional edges, in frame pixels: [x0, x1) x
-// [y0, y1).
-type area struct{ x0, y0, x1, y1 float64 }
-
-func (a area) size() float64 { return max(0, a.x1-a.x0) * max(0, a.y1-a.y0) }
-
-// pixels is the smallest integer rectangle holding the area.
-func (a area) pixels() rect {
-	return rect{int(math.Floor(a.x0)), int(math.Floor(a.y0)), int(math.Ceil(a.x1)), int(math.Ceil(a.y1))}
-}
+// area is a rectangle turned by an angle about its centre, in frame
+// pixels: centre (cx, cy), half extents hw along its own x axis (cos, sin)
+// and hh along its own y axis (-sin, cos). Its edges fall between pixel
+// boundaries.
+type area struct{ cx, cy, hw, hh, sin, cos float64 }
 
 // Coverage weights are in 1/coverUnit of a pixel.
 const coverUnit = 16
 
-// coverage is the part of pixel [p, p+1) inside [lo, hi), in 1/coverUnit.
-func coverage(p int, lo, hi float64) int32 {
-	c := min(float64(p+1), hi) - max(float64(p), lo)
-	return int32(max(0, c)*coverUnit + 0.5)
+// edgeCover is the part of a pixel inside an edge, in 1/coverUnit: d is
+// the distance from the pixel's centre to the edge (positive inside), and
+// span the pixel's width across the edge (1 for an upright edge, up to
+// sqrt 2 for a turned one). For an upright edge it is exact.
+func edgeCover(d, span float64) int32 {
+	return int32(min(max(d/span+0.5, 0), 1)*coverUnit + 0.5)
 }
 
-// eachCovered calls fn for every pixel the area touches, with how much of
-// the pixel it covers (0 to coverUnit squared). Weighting the edge pixels
-// makes a mean over the area change smoothly as the area moves by a
-// fraction of a pixel, instead of jumping whenever an edge crosses a pixel
-// boundary, which would add noise to the tiny colour changes of the pulse.
+// eachCovered calls fn for every pixel of the frame the area touches,
+// with how much of the pixel it covers (1 to coverUnit squared). Weighting
+// the edge pixels makes a mean over the area change smoothly as the area
+// moves or turns by a fraction of a pixel, instead of jumping whenever an
+// edge crosses a pixel boundary, which would add noise to the tiny colour
+// changes of the pulse.
 func (f frame) eachCovered(a area, fn func(cover int32, r, g, b, y, cb, cr uint8)) {
-	px := a.pixels()
-	for y := px.y0; y < px.y1; y++ {
-		wy := coverage(y, a.y0, a.y1)
-		x := px.x0
-		f.each(rect{px.x0, y, px.x1, y + 1}, func(r, g, b, yy, cb, cr uint8) {
-			fn(wy*coverage(x, a.x0, a.x1), r, g, b, yy, cb, cr)
+	// A pixel's width across either axis of the area, and the distances
+	// from the centre, along the axes, inside which pixels are touched.
+	span := math.Abs(a.cos) + math.Abs(a.sin)
+	u, v := a.hw+span/2, a.hh+span/2
+	ey := u*math.Abs(a.sin) + v*math.Abs(a.cos)
+	for y := max(0, int(math.Floor(a.cy-ey))); y < min(f.h, int(math.Ceil(a.cy+ey))); y++ {
+		dy := float64(y) + 0.5 - a.cy
+		// The row's pixels whose centres lie within u along the x axis
+		// and v along the y axis: dx in [lo, hi].
+		lo, hi := math.Inf(-1), math.Inf(1)
+		slab := func(c, s, r float64) { // |dx c + s| <= r
+			if math.Abs(c) < 1e-9 {
+				if math.Abs(s) > r {
+					lo, hi = 1, 0
+				}
+				return
+			}
+			p, q := (-r-s)/c, (r-s)/c
+			lo, hi = max(lo, min(p, q)), min(hi, max(p, q))
+		}
+		slab(a.cos, dy*a.sin, u)
+		slab(-a.sin, dy*a.cos, v)
+		if lo > hi {
+			continue
+		}
+		x0 := max(0, int(math.Ceil(a.cx+lo-0.5)))
+		x1 := min(f.w, int(math.Floor(a.cx+hi-0.5))+1)
+		if x0 >= x1 {
+			continue
+		}
+		x := x0
+		f.each(rect{x0, y, x1, y + 1}, func(r, g, b, yy, cb, cr uint8) {
+			dx := float64(x) + 0.5 - a.cx
 			x++
+			c := edgeCover(a.hw-math.Abs(dx*a.cos+dy*a.sin), span) * edgeCover(a.hh-math.Abs(dy*a.cos-dx*a.sin), span)
+			if c > 0 {
+				fn(c, r, g, b, yy, cb, cr)
+			}
 		})
 	}
 }
@@ -313,6 +342,21 @@ func (f frame) each(rc rect, fn pixelFunc) {
 			fn(r, g, b, uint8(luma601(r, g, b)), cb, cr)
 		}
 	}
+}
+
+// rgb is the colour of pixel (x, y), which lies inside the frame, as each
+// reads it.
+func (f frame) rgb(x, y int) (r, g, b uint8) {
+	if f.ycc == nil {
+		p := f.rgba.Pix[y*f.rgba.Stride+4*x:]
+		return p[0], p[1], p[2]
+	}
+	m := f.ycc
+	yy, ci := m.Y[m.YOffset(x, y)], m.COffset(x, y)
+	if f.limited {
+		return terms(f.bt709).rgb(yy, m.Cb[ci], m.Cr[ci])
+	}
+	return color.YCbCrToRGB(yy, m.Cb[ci], m.Cr[ci])
 }
 
 // chroma601 is the BT.601 full-range chroma of an RGB pixel, as in JFIF:

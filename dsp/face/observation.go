@@ -57,6 +57,14 @@ type Observation struct {
 	// coordinates before rounding to whole pixels: the face's position and
 	// size to a fraction of a pixel, the motion references of the pulse.
 	CentreX, CentreY, Side float64
+	// Landmarks is true when the regions of interest were placed from the
+	// eyes and mouth that the neural detector found (the last time it ran
+	// on this face), false when they were placed by the box alone.
+	Landmarks bool
+	// Roll is the turn of the eye line from horizontal, radians, positive
+	// clockwise in the image (the image-right eye lower); 0 without
+	// landmarks.
+	Roll float64
 
 	// R, G, B are the robust means over the skin pixels of all regions of
 	// interest together: the regions' means weighted by their skin pixels.

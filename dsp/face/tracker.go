@@ -6,13 +6,35 @@ import (
 )
 
 const (
-	// detectEvery is how often, in frames, the detector re-checks a tracked
+	// detectEvery is how often, in frames, the cascade re-checks a tracked
 	// face (about 6 times a second at 30 fps); block matching follows it in
 	// between.
 	detectEvery = 5
-	// searchEvery is how often, in frames, the whole frame is searched while
-	// no face is tracked; a full search costs several milliseconds.
-	searchEvery = 4
+	// searchEvery is how often, in frames, the cascade searches the whole
+	// frame while no face is tracked, and blazeSearchEvery how many of
+	// those searches BlazeFace joins (about every 0.6 s; at once when a
+	// face is lost): a cascade search costs about a millisecond, a
+	// BlazeFace one about ten.
+	searchEvery      = 6
+	blazeSearchEvery = 3
+	// maxLooks is how many of the whole frame's BlazeFace faces, largest
+	// first, a search looks at closer to confirm one.
+	maxLooks = 2
+	// BlazeFace re-reads a tracked face's landmarks (which place the
+	// regions) and re-checks a face the cascade does not see (glasses, a
+	// tilted or lowered head) every blazeGapMin frames at first (half a
+	// second at 30 fps). Each run that finds the face where it was, with
+	// the same pose, doubles the gap, up to blazeGapMax frames (2 s) while
+	// the cascade confirms the face in between and blazeGapNoCascade (1 s)
+	// while BlazeFace alone does; any change brings it back to the start.
+	// A steady face then costs well under a millisecond a frame.
+	blazeGapMin       = 15
+	blazeGapMax       = 60
+	blazeGapNoCascade = 30
+	// blazeCrop is the side of the square BlazeFace reads around a tracked
+	// face, in box sizes: the face then fills about a third of its input,
+	// where the short-range model is surest.
+	blazeCrop = 2.2
 	// maxMisses consecutive failed re-checks drop the face.
 	maxMisses = 3
 	// minFaceFraction is the smallest face the full search looks for, as a
@@ -77,6 +99,14 @@ type Tracker struct {
 	justAcquired bool // the box was (re)placed from scratch this frame
 	detected     bool // the detector confirmed the face this frame
 	placed       bool // the detector moved the box this frame
+
+	blaze      *blazeState // BlazeFace's working memory, made on first use
+	pose       pose        // where the regions go in the box
+	cascadeOK  bool        // the cascade confirmed the face at its last re-check
+	sinceBlaze int         // frames since BlazeFace last ran on the face
+	blazeGap   int         // frames from one BlazeFace run on the face to the next
+	searches   int         // whole-frame searches since the face was lost
+	byBox      bool        // PlaceByBox
 }
 
 // NewTracker returns a tracker that detects faces with c.
@@ -87,9 +117,15 @@ func NewTracker(c *Cascade) *Tracker {
 // Reset forgets the tracked face and the skin model, as at the start of a new
 // stream.
 func (t *Tracker) Reset() {
-	c, scratch := t.c, t.scratch
-	*t = Tracker{c: c, scratch: scratch}
+	c, scratch, blaze, byBox := t.c, t.scratch, t.blaze, t.byBox
+	*t = Tracker{c: c, scratch: scratch, blaze: blaze, byBox: byBox}
 }
+
+// PlaceByBox(true) places the regions of interest by the face box alone,
+// where they lie on an upright, frontal face, instead of from BlazeFace's
+// landmarks; PlaceByBox(false) goes back. It is there to measure what the
+// landmarks are worth (make accuracy, face detection).
+func (t *Tracker) PlaceByBox(on bool) { t.byBox = on }
 
 // Observe finds or follows the face in img and measures it. Frames must come
 // in capture order. It does not keep img. In steady state it allocates
@@ -121,8 +157,11 @@ func (t *Tracker) Observe(img image.Image) Observation {
 			t.moved = math.Hypot(dx, dy)
 		}
 		t.sinceDetect++
+		t.sinceBlaze++
 		if t.sinceDetect >= detectEvery || t.misses > 0 {
 			t.recheck(f)
+		} else if t.cascadeOK && t.sinceBlaze >= t.blazeGap {
+			t.refreshPose(f)
 		}
 	} else {
 		// At once when the face is lost, then every searchEvery frames.
@@ -149,9 +188,30 @@ func (t *Tracker) Observe(img image.Image) Observation {
 	return obs
 }
 
-// search scans the whole frame for the largest face.
+// search looks for the largest face in the whole frame: on every
+// blazeSearchEvery-th search first with BlazeFace, which finds faces turned,
+// tilted or partly covered and confirms each with a closer look, then with
+// the cascade, which finds faces too small for BlazeFace's 128-pixel view
+// of the frame (below about a quarter of the frame's height).
 func (t *Tracker) search(f frame) {
 	t.sinceSearch = 0
+	t.searches++
+	if t.searches%blazeSearchEvery == 1 {
+		s := t.blazeState()
+		for i, d := range t.c.wholeFrame(f, s, CandidateScore) {
+			if i == maxLooks {
+				break
+			}
+			b := d.toBox()
+			if e, ok := t.c.lookAround(f, s, b.cx, b.cy, b.size, ConfirmScore); ok {
+				b = e.toBox()
+				t.acquire(b.cx, b.cy, b.size)
+				t.pose = b.pose
+				t.sinceBlaze = 0
+				return
+			}
+		}
+	}
 	k := max(1, (min(f.w, f.h)+detectRows/2)/detectRows)
 	gw, gh := f.w/k, f.h/k
 	cx, cy, size, ok := t.detect(f, window{0, 0, gw, gh, k},
@@ -159,10 +219,21 @@ func (t *Tracker) search(f frame) {
 	if !ok {
 		return
 	}
+	t.acquire(cx, cy, size)
+	t.pose = pose{}
+	// Read the landmarks on the next frame, around the face just found.
+	t.sinceBlaze = t.blazeGap
+}
+
+// acquire places a new box.
+func (t *Tracker) acquire(cx, cy, size float64) {
 	t.cx, t.cy, t.size = cx, cy, size
 	t.found, t.justAcquired, t.detected, t.placed = true, true, true, true
 	t.sinceDetect, t.misses = 0, 0
 	t.skin = skinModel{}
+	// The first re-check tries the cheap cascade.
+	t.cascadeOK = true
+	t.blazeGap = blazeGapMin
 }
 
 // window is a grid of w x h cells of k x k pixels whose first cell's
@@ -187,26 +258,105 @@ func (t *Tracker) detect(f frame, g window, minSize, maxSize int, step, minScore
 	return (float64(g.x0) + cl.col + 0.5) * k, (float64(g.y0) + cl.row + 0.5) * k, cl.size * k, true
 }
 
-// recheck runs the detector in a window around the tracked box, at sizes
-// near its own, and pulls the box towards what it finds.
+// recheck confirms the tracked face and pulls the box towards it: the
+// cascade first, as it costs a fraction of a millisecond, and BlazeFace
+// when the cascade misses: at once when the cascade saw the face before
+// (the head may have turned, or left), else when its gap is up or a
+// re-check already missed.
 func (t *Tracker) recheck(f frame) {
 	t.sinceDetect = 0
+	if cx, cy, size, ok := t.recheckCascade(f); ok {
+		t.cascadeOK = true
+		t.follow(cx, cy, size)
+		if t.sinceBlaze >= t.blazeGap {
+			t.refreshPose(f)
+		}
+		return
+	}
+	if !t.cascadeOK && t.sinceBlaze < t.blazeGap && t.misses == 0 {
+		return
+	}
+	t.cascadeOK = false
+	d, ok := t.blazeAround(f)
+	if !ok {
+		t.blazeGap = blazeGapMin
+		t.misses++
+		if t.misses >= maxMisses {
+			t.found = false
+			t.sinceSearch, t.searches = 0, 0
+		}
+		return
+	}
+	moved := t.follow(d.cx, d.cy, d.size)
+	t.paceBlaze(t.setPose(d.pose) || moved)
+}
+
+// refreshPose re-reads the landmarks of a face the cascade follows; the
+// box stays where the cascade and the block matcher put it.
+func (t *Tracker) refreshPose(f frame) {
+	d, ok := t.blazeAround(f)
+	t.paceBlaze(!ok || t.setPose(d.pose))
+}
+
+// paceBlaze sets the gap to the next BlazeFace run on the face: back to
+// the start after a change, else twice as long, up to the limit of the
+// state the face is in.
+func (t *Tracker) paceBlaze(changed bool) {
+	limit := blazeGapMax
+	if !t.cascadeOK {
+		limit = blazeGapNoCascade
+	}
+	if changed {
+		t.blazeGap = blazeGapMin
+		return
+	}
+	t.blazeGap = min(2*t.blazeGap, limit)
+}
+
+// setPose takes new landmarks when they moved enough to matter, and
+// reports whether they did: small changes would only shift the regions by
+// the detector's own jitter.
+func (t *Tracker) setPose(p pose) bool {
+	if !t.pose.differs(p) {
+		return false
+	}
+	t.pose = p
+	t.placed = true
+	return true
+}
+
+// blazeAround runs BlazeFace around the tracked face and returns the face
+// nearest the box.
+func (t *Tracker) blazeAround(f frame) (blazeBox, bool) {
+	t.sinceBlaze = 0
+	d, ok := t.c.lookAround(f, t.blazeState(), t.cx, t.cy, t.size, keepScore)
+	return d.toBox(), ok
+}
+
+// blazeState returns BlazeFace's working memory, made on first use.
+func (t *Tracker) blazeState() *blazeState {
+	if t.blaze == nil {
+		t.blaze = newBlazeState(t.c.blaze)
+	}
+	return t.blaze
+}
+
+// recheckCascade runs the cascade in a window around the tracked box, at
+// sizes near its own.
+func (t *Tracker) recheckCascade(f frame) (cx, cy, size float64, ok bool) {
 	k := max(1, int(t.size/localFace))
 	// The window spans 1.8 box sizes around the centre so a detection can
 	// be up to a third of a face size off and a quarter bigger.
 	half := int(0.9*t.size) / k
 	side := 2 * half
 	s := t.size / float64(k)
-	cx, cy, size, ok := t.detect(f, window{int(t.cx)/k - half, int(t.cy)/k - half, side, side, k},
+	return t.detect(f, window{int(t.cx)/k - half, int(t.cy)/k - half, side, side, k},
 		int(0.8*s), min(int(1.25*s), side-2), 0.08, minScoreLocal)
-	if !ok {
-		t.misses++
-		if t.misses >= maxMisses {
-			t.found = false
-			t.sinceSearch = 0
-		}
-		return
-	}
+}
+
+// follow moves the box towards a detection at (cx, cy) of the given size,
+// and reports whether it moved.
+func (t *Tracker) follow(cx, cy, size float64) bool {
 	t.misses = 0
 	t.detected = true
 	off, grown := math.Hypot(cx-t.cx, cy-t.cy)/t.size, math.Abs(size/t.size-1)
@@ -219,64 +369,56 @@ func (t *Tracker) recheck(f frame) {
 		t.cy += centreGain * (cy - t.cy)
 		t.size += sizeGain * (size - t.size)
 		t.placed = true
+	default:
+		// Within the dead band the detection only confirms the face:
+		// moving the box by the detector's own jitter would shift the
+		// regions over the skin and put that jitter into the colour means.
+		return false
 	}
-	// Within the dead band the detection only confirms the face: moving
-	// the box by the detector's own jitter would shift the regions over
-	// the skin and put that jitter into the colour means.
-}
-
-// roi returns region r of the box (cx, cy, s), in frame pixels, clipped to
-// the frame. The proportions are of the detector's box, whose centre sits just
-// below the eyes and whose side spans about eyebrows to chin.
-func roi(r Region, cx, cy, s float64, w, h int) area {
-	var x0, y0, x1, y1 float64
-	switch r {
-	case Forehead:
-		x0, x1, y0, y1 = -0.17, 0.17, -0.36, -0.20
-	case LeftCheek:
-		x0, x1, y0, y1 = -0.30, -0.12, 0.02, 0.18
-	case RightCheek:
-		x0, x1, y0, y1 = 0.12, 0.30, 0.02, 0.18
-	}
-	clip := func(v float64, hi int) float64 { return min(max(v, 0), float64(hi)) }
-	return area{
-		x0: clip(cx+x0*s, w), x1: clip(cx+x1*s, w),
-		y0: clip(cy+y0*s, h), y1: clip(cy+y1*s, h),
-	}
+	return true
 }
 
 // measure fills the face fields of obs from frame f.
 func (t *Tracker) measure(f frame, obs *Observation) {
+	p := t.pose
+	if t.byBox {
+		p = pose{}
+	}
 	var areas [NumRegions]area
-	var total float64
 	for r := range NumRegions {
-		areas[r] = roi(r, t.cx, t.cy, t.size, f.w, f.h)
-		total += areas[r].size()
+		areas[r] = p.roi(r, t.cx, t.cy, t.size)
 	}
 	// Refit the skin model whenever the detector moves the box, before the
 	// pixels are classified; between moves the mask stays as it was.
 	if t.placed || !t.skin.ready {
 		t.chroma = chromaHist{}
+		var n int32
 		for _, a := range areas {
-			f.each(a.pixels(), func(_, _, _, y, cb, cr uint8) { t.chroma.add(y, cb, cr) })
+			f.eachCovered(a, func(_ int32, _, _, _, y, cb, cr uint8) {
+				t.chroma.add(y, cb, cr)
+				n++
+			})
 		}
-		t.skin.fit(&t.chroma, int32(total/4)+1)
+		t.skin.fit(&t.chroma, n/4+1)
 	}
 	// The whole is the pixel-weighted mean of the regions' trimmed means:
 	// trimming the pooled pixels instead would cut at points that jump
 	// between the regions' different skin tones as their sizes change.
 	var m Colour
 	var weight float64
+	var covered int64 // the regions' pixels inside the frame, in 1/coverUnit^2
 	for i, a := range areas {
 		h := &t.regions[i]
 		*h = colourHist{}
-		if t.skin.ready {
-			f.eachCovered(a, func(cover int32, r, g, b, y, cb, cr uint8) {
-				if w := cover * t.skin.weight(r, g, b, y, cb, cr); w > 0 {
-					h.add(r, g, b, y, w)
-				}
-			})
-		}
+		f.eachCovered(a, func(cover int32, r, g, b, y, cb, cr uint8) {
+			covered += int64(cover)
+			if !t.skin.ready {
+				return
+			}
+			if w := cover * t.skin.weight(r, g, b, y, cb, cr); w > 0 {
+				h.add(r, g, b, y, w)
+			}
+		})
 		obs.Regions[i] = h.mean()
 		w := float64(h.n)
 		m.R += w * obs.Regions[i].R
@@ -288,16 +430,17 @@ func (t *Tracker) measure(f frame, obs *Observation) {
 	if weight > 0 {
 		m.R, m.G, m.B = m.R/weight, m.G/weight, m.B/weight
 	}
-	half := t.size / 2
 	obs.Face = true
 	obs.Detected = t.detected
-	obs.Box = image.Rect(int(t.cx-half+0.5), int(t.cy-half+0.5), int(t.cx+half+0.5), int(t.cy+half+0.5)).Add(t.origin)
+	obs.Box = blazeBox{cx: t.cx, cy: t.cy, size: t.size}.rect().Add(t.origin)
 	obs.FaceFraction = t.size / float64(f.h)
 	obs.CentreX, obs.CentreY = t.cx+float64(t.origin.X), t.cy+float64(t.origin.Y)
 	obs.Side = t.size
+	obs.Roll = p.roll
+	obs.Landmarks = p.landmarks
 	obs.R, obs.G, obs.B, obs.SkinPixels = m.R, m.G, m.B, m.Pixels
-	if total > 0 {
-		obs.SkinFraction = min(1, float64(m.Pixels)/total)
+	if covered > 0 {
+		obs.SkinFraction = min(1, float64(m.Pixels)/(float64(covered)/coverUnit/coverUnit))
 	}
 	if m.Pixels > 0 {
 		obs.Luma = 0.299*m.R + 0.587*m.G + 0.114*m.B

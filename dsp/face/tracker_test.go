@@ -78,6 +78,26 @@ func scene(t testing.TB, w, h int, at image.Point, shrink int) *image.RGBA {
 	return dst
 }
 
+// turned turns a frame by deg degrees clockwise about its centre, filling
+// the corners with the backdrop: a head tilted to one side.
+func turned(src *image.RGBA, deg float64) *image.RGBA {
+	dst := image.NewRGBA(src.Rect)
+	w, h := src.Rect.Dx(), src.Rect.Dy()
+	sin, cos := math.Sincos(deg * math.Pi / 180)
+	for y := range h {
+		for x := range w {
+			dx, dy := float64(x)-float64(w)/2, float64(y)-float64(h)/2
+			sx, sy := int(math.Round(float64(w)/2+dx*cos+dy*sin)), int(math.Round(float64(h)/2-dx*sin+dy*cos))
+			if sx < 0 || sy < 0 || sx >= w || sy >= h {
+				dst.SetRGBA(x, y, backdrop)
+				continue
+			}
+			dst.SetRGBA(x, y, src.RGBAAt(sx, sy))
+		}
+	}
+	return dst
+}
+
 // toYCbCr converts an RGBA frame to 4:2:0 YCbCr the way a JPEG encoder
 // and decoder would hand it over: chroma averaged over 2x2 blocks.
 func toYCbCr(src *image.RGBA) *image.YCbCr {
@@ -322,6 +342,8 @@ func BenchmarkObserve(b *testing.B) {
 		{"ycbcr 640x480", [2]image.Image{ycc, movedYCC}},
 		// 720p as dsp/media delivered it before YCbCr frames.
 		{"rgba 480x270", [2]image.Image{scene(b, 480, 270, image.Pt(160, 20), 2), scene(b, 480, 270, image.Pt(161, 21), 2)}},
+		// A head tilted so far the cascade misses it: BlazeFace re-checks.
+		{"turned 35 deg 640x480", [2]image.Image{turned(rgba, 35), turned(moved, 35)}},
 		// The video frames dsp/media delivers: 4:4:4.
 		{"limited 480x270", [2]image.Image{toLimited(scene(b, 480, 270, image.Pt(160, 20), 2), image.YCbCrSubsampleRatio444, false), toLimited(scene(b, 480, 270, image.Pt(161, 21), 2), image.YCbCrSubsampleRatio444, false)}},
 		{"limited bt709 480x270", [2]image.Image{toLimited(scene(b, 480, 270, image.Pt(160, 20), 2), image.YCbCrSubsampleRatio444, true), toLimited(scene(b, 480, 270, image.Pt(161, 21), 2), image.YCbCrSubsampleRatio444, true)}},
@@ -331,11 +353,13 @@ func BenchmarkObserve(b *testing.B) {
 			tr.Observe(bc.frames[0])
 			b.ReportAllocs()
 			b.ResetTimer()
+			start := cpuTime(b)
 			for i := 0; i < b.N; i++ {
 				if !tr.Observe(bc.frames[i%2]).Face {
 					b.Fatal("face lost")
 				}
 			}
+			reportCPU(b, start)
 		})
 	}
 	b.Run("no face 640x480", func(b *testing.B) {
@@ -344,9 +368,11 @@ func BenchmarkObserve(b *testing.B) {
 		tr.Observe(empty)
 		b.ReportAllocs()
 		b.ResetTimer()
+		start := cpuTime(b)
 		for i := 0; i < b.N; i++ {
 			tr.Observe(empty)
 		}
+		reportCPU(b, start)
 	})
 }
 
@@ -409,6 +435,58 @@ func TestTrackerReferences(t *testing.T) {
 			if d := o1.G - o0.G; math.Abs(d-tc.dG) > 0.4 {
 				t.Errorf("skin green moved by %.2f, want %.1f", d, tc.dG)
 			}
+		})
+	}
+}
+
+// TestTrackerPacesBlazeFace follows a still face for 8 s and counts
+// BlazeFace's runs: a face that stays put is re-read less and less often,
+// up to every 2 s while the cascade sees it and every second while it does
+// not (the head tilted 35 degrees), and the regions keep their landmarks.
+func TestTrackerPacesBlazeFace(t *testing.T) {
+	upright := scene(t, 640, 480, image.Pt(160, 40), 1)
+	cases := []struct {
+		name    string
+		img     *image.RGBA
+		cascade bool // whether the cascade sees the face
+		roll    float64
+		most    int // BlazeFace runs in 240 frames
+	}{
+		// The search and its closer look, then after 15, 30 and 60 frames
+		// and every 60 more.
+		{"upright", upright, true, 0, 7},
+		// ... and every 30 frames more.
+		{"turned 35 deg", turned(upright, 35), false, 35, 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker(cascade(t))
+			runs := 0
+			for i := range 240 {
+				o := tr.Observe(tc.img)
+				if !o.Face || !o.Landmarks {
+					t.Fatalf("frame %d: face %v, landmarks %v", i, o.Face, o.Landmarks)
+				}
+				if tr.sinceBlaze == 0 {
+					runs++
+				}
+				if i == 239 {
+					if tr.cascadeOK != tc.cascade {
+						t.Errorf("cascade sees the face: %v, want %v", tr.cascadeOK, tc.cascade)
+					}
+					if deg := o.Roll * 180 / math.Pi; math.Abs(deg-tc.roll) > 5 {
+						t.Errorf("roll %.1f deg, want %.0f", deg, tc.roll)
+					}
+					// The regions turned with the head stay on the skin.
+					if o.SkinFraction < 0.9 {
+						t.Errorf("only %.0f%% of the regions of interest read as skin", 100*o.SkinFraction)
+					}
+				}
+			}
+			if runs < 3 || runs > tc.most {
+				t.Errorf("BlazeFace ran on %d of 240 frames, want 3 to %d", runs, tc.most)
+			}
+			t.Logf("BlazeFace ran on %d of 240 frames", runs)
 		})
 	}
 }

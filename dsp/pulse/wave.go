@@ -91,19 +91,36 @@ func FromRGB(r, g, b []float64, rateHz float64) Wave {
 // taken only when it confirms the projection's rate with a clearer spectrum:
 // the projections decide where the pulse is, green may only sharpen it.
 func FromCamera(c Camera, rateHz float64) Wave {
-	x := newExtractor(c, rateHz)
-	pos, chrom := x.extract(MethodPOS), x.extract(MethodCHROM)
+	ws := Candidates(c, rateHz)
+	pos, chrom, green := ws[0], ws[1], ws[2]
 	w := pos
 	if chrom.SNR > pos.SNR {
 		w = chrom
 	}
-	green := x.extract(MethodGreen)
-	if green.SNR > w.SNR && (len(x.refs) > 0 || math.Abs(green.PeakHz-w.PeakHz) <= confirmHz) {
+	if green.SNR > w.SNR && (len(c.Refs) > 0 || math.Abs(green.PeakHz-w.PeakHz) <= confirmHz) {
 		w = green
 	}
-	w.Baseline = baseline(c.G, rateHz)
 	return w
 }
+
+// Candidates returns the waves of a camera trace by each method, POS, CHROM
+// and green in that order, each rectified against the trace's references
+// when it has any, and all with the green trace's respiratory baseline. A
+// caller that can judge the waves better than by their spectra over the
+// whole trace (FromCamera) chooses among them itself.
+func Candidates(c Camera, rateHz float64) []Wave {
+	x := newExtractor(c, rateHz)
+	ws := []Wave{x.extract(MethodPOS), x.extract(MethodCHROM), x.extract(MethodGreen)}
+	b := baseline(c.G, rateHz)
+	for i := range ws {
+		ws[i].Baseline = b
+	}
+	return ws
+}
+
+// Confirms reports whether two rates (Hz) are the same pulse's: within
+// 3 bpm.
+func Confirms(aHz, bHz float64) bool { return math.Abs(aHz-bHz) <= confirmHz }
 
 // extractor holds what the methods of one camera trace share: the filters
 // and the band-passed references.

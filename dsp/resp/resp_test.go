@@ -60,26 +60,32 @@ func TestRate(t *testing.T) {
 	}
 }
 
-// TestChoose: a modulation whose count and peak disagree keeps its count
-// unless regular modulations that confirm its peak outweigh it.
-func TestChoose(t *testing.T) {
+// TestFuse: counts take part by their quality index and the heaviest
+// group of agreeing counts answers.
+func TestFuse(t *testing.T) {
+	q := func(r, quality float64) reading { return reading{count: r, quality: quality} }
 	for _, tc := range []struct {
-		name   string
-		all    [3]candidates
-		weight [3]float64
-		m      Modulation
-		want   float64
+		name  string
+		rd    [3]reading
+		want  float64 // 0: no answer
+		each0 float64
 	}{
-		{"regular votes with its count", [3]candidates{{15.2, 15.8}, {}, {}}, [3]float64{1, 0, 0}, Intensity, 15.2},
-		{"no witness keeps the count", [3]candidates{{16, 8}, {15, 7}, {}}, [3]float64{0.5, 0.5, 0}, Intensity, 16},
-		{"clearer regular witness of the peak", [3]candidates{{13, 12.8}, {20, 12.5}, {}}, [3]float64{0.5, 0.2, 0}, Amplitude, 12.5},
-		{"weaker witness of the peak", [3]candidates{{12, 11.5}, {14.3, 12.2}, {}}, [3]float64{0.2, 0.3, 0}, Amplitude, 14.3},
-		{"count confirmed as much as the peak", [3]candidates{{12, 12}, {20, 12}, {19.5, 19.8}}, [3]float64{0.4, 0.1, 0.4}, Amplitude, 20},
-		{"not counted", [3]candidates{{}, {15, 15}, {}}, [3]float64{0, 1, 0}, Intensity, 0},
+		{"a clear count answers alone", [3]reading{q(15, 0.3), {}, {}}, 15, 15},
+		{"a weaker one does not", [3]reading{q(15, 0.29), {}, {}}, 0, 0},
+		{"two weak counts that agree do", [3]reading{q(12, 0.15), q(13, 0.2), {}}, (0.0225*12 + 0.04*13) / 0.0625, 12},
+		{"two weak counts that disagree do not", [3]reading{q(12, 0.15), q(18, 0.2), {}}, 0, 0},
+		{"below the least quality a count takes no part", [3]reading{q(12, 0.09), q(13, 0.2), {}}, 0, 0},
+		{"two agreeing outweigh a clearer lone one", [3]reading{q(20, 0.5), q(12, 0.4), q(12.5, 0.4)}, 12.25, 0},
+		{"a clearer lone count outweighs a weak group", [3]reading{q(20, 0.6), q(12, 0.3), q(13, 0.2)}, 20, 20},
+		{"a count at the breath's harmonic supports half its rate",
+			[3]reading{{count: 24, quality: 0.6, sub: 0.4}, q(12, 0.3), {}}, (0.36*12 + 0.09*12) / 0.45, 12},
+		{"without the fundamental in its spectrum it does not",
+			[3]reading{{count: 24, quality: 0.6, sub: 0.1}, q(12, 0.3), {}}, 24, 24},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.all[tc.m].choose(tc.m, tc.all, tc.weight); got != tc.want {
-				t.Errorf("choose = %v, want %v", got, tc.want)
+			est, ok := fuse(tc.rd)
+			if ok != (tc.want != 0) || math.Abs(est.PerMin-tc.want) > 1e-9 || est.Each[0] != tc.each0 {
+				t.Errorf("fuse = %+v, %v; want %.3f (Each[0] %v)", est, ok, tc.want, tc.each0)
 			}
 		})
 	}

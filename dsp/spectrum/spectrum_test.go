@@ -88,33 +88,6 @@ func TestSNRSeparatesPulseFromNoise(t *testing.T) {
 	}
 }
 
-func TestTrackIgnoresOutlier(t *testing.T) {
-	// A steady 1.2 Hz with one window where a spurious 2.4 Hz peak is stronger.
-	var ws [][]Candidate
-	for w := 0; w < 10; w++ {
-		cs := []Candidate{{1.2, 0}, {2.4, -3}}
-		if w == 5 {
-			cs = []Candidate{{2.4, 0}, {1.21, -1}}
-		}
-		if w == 7 {
-			cs = nil
-		}
-		ws = append(ws, cs)
-	}
-	got := Track(nil, ws, 1, 0.1)
-	for w, k := range got {
-		switch {
-		case w == 7 && k != -1:
-			t.Errorf("empty window %d chose %d", w, k)
-		case w != 7 && ws[w][k].Hz > 1.5:
-			t.Errorf("window %d followed the outlier: %v", w, ws[w][k])
-		}
-	}
-	if len(Track(nil, nil, 1, 0.1)) != 0 {
-		t.Error("no windows gave a track")
-	}
-}
-
 func BenchmarkPeriodogram10s(b *testing.B) {
 	x := make([]float64, 300)
 	for i := range x {

@@ -21,9 +21,15 @@ func Whiten(dst, s *Spectrum, loHz, hiHz, halfHz float64) {
 	half := max(2, s.bin(halfHz))
 	lo, hi := s.bin(loHz), s.bin(hiHz)
 	var buf []float64
+	// The window stays inside [lo, hi], shifted rather than cut at the
+	// edges: the waves whitened here are band-passed to that band, and a
+	// window reaching past its edge would take its median from the
+	// filter's stop band and lift every bin near the edge above its
+	// true surroundings.
 	floor := func(k int) float64 {
 		buf = buf[:0]
-		for j := max(0, k-half); j <= min(len(s.Power)-1, k+half); j += 4 {
+		from := max(lo, min(k-half, hi-2*half))
+		for j := max(0, from); j <= min(len(s.Power)-1, from+2*half); j += 4 {
 			buf = append(buf, s.Power[j])
 		}
 		return nth(buf, len(buf)/2)

@@ -40,20 +40,37 @@ func TestRPeaks(t *testing.T) {
 			t.Errorf("peak %d at %.3f s, want %.3f", i, got[i], want[i])
 		}
 	}
-	hr, rmssd := rrReference(got, 0, 20)
+	hr, rmssd := rrReference(got, qrsClean(ecg, rate, got), 0, 20)
 	if math.Abs(hr-75) > 0.5 || rmssd > 5 {
 		t.Errorf("hr %.2f rmssd %.2f, want 75 and ~0", hr, rmssd)
 	}
 }
 
-func TestBreathRate(t *testing.T) {
-	const rate = 100.0
-	rsp := make([]float64, int(60*rate))
-	for i := range rsp {
-		s := float64(i) / rate
-		rsp[i] = math.Sin(2*math.Pi*0.25*s) + 0.05*math.Sin(2*math.Pi*3*s)
+// TestQRSClean: a beat whose detection the noise moved 40 ms off its QRS
+// complex is unlike the others and marked, the others are not.
+func TestQRSClean(t *testing.T) {
+	const rate = 250.0
+	ecg := make([]float64, int(20*rate))
+	var peaks []float64
+	for b := 0.4; b < 19.8; b += 0.8 {
+		for i := range ecg {
+			d := (float64(i)/rate - b) / 0.012
+			ecg[i] += math.Exp(-d * d / 2)
+		}
+		peaks = append(peaks, b)
 	}
-	if br := breathRate(rsp, rate, 0, 60); math.Abs(br-15) > 0.3 {
-		t.Errorf("breath rate %.2f, want 15", br)
+	const moved = 12
+	peaks[moved] += 0.04
+	clean := qrsClean(ecg, rate, peaks)
+	for i := range peaks {
+		if want := i != moved; clean[i] != want {
+			t.Errorf("peak %d at %.2f s: clean %v, want %v", i, peaks[i], clean[i], want)
+		}
+	}
+	if _, rmssd := rrReference(peaks, clean, 0, 20); rmssd > 1 {
+		t.Errorf("rmssd %.1f ms with the moved beat's intervals dropped, want ~0", rmssd)
+	}
+	if _, rmssd := rrReference(peaks, nil, 0, 20); rmssd < 10 {
+		t.Errorf("rmssd %.1f ms with the moved beat kept, want it to show", rmssd)
 	}
 }

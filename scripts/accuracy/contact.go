@@ -18,50 +18,68 @@ import (
 // R, G, B at 30 Hz) against clinical pulse oximeters, one-minute windows,
 // each analysed as a measure of its own through dsp.AnalyzePPG.
 func contactOximetry(data string, verbose bool) (*table, error) {
-	root := filepath.Join(data, "uw-phone-oximetry", "data")
-	t := newTable("Contact PPG: uw-phone-oximetry, 1-minute windows, hr vs oximeters", dsp.HR)
+	return oximetryWindows(data, verbose, "Contact PPG: uw-phone-oximetry, 1-minute windows, hr vs oximeters",
+		"the fingertip brightness (R+G+B)/3", func(r, g, b float64) float64 { return (r + g + b) / 3 })
+}
+
+// oximetryWindows scores the uw-phone-oximetry windows with the intensity
+// value(R, G, B) of each frame as the contact trace (described by input).
+func oximetryWindows(data string, verbose bool, title, input string, value func(r, g, b float64) float64) (*table, error) {
+	t := newTable(title, dsp.HR)
 	t.notes = append(t.notes,
-		"Input: the fingertip brightness (R+G+B)/3 per frame at 30 fps, through dsp.AnalyzePPG.",
+		"Input: "+input+" per frame at 30 fps, through dsp.AnalyzePPG.",
 		"Reference: per second the median of oximeters 1, 2, 4, 5 (channel 3 is empty), averaged over the minute.")
 	const fps = 30.0
+	err := eachOximetry(data, func(id string, rgb, gt [][]float64) {
+		const win = int(60 * fps)
+		for m := 0; (m+1)*win <= len(rgb[0]); m++ {
+			ref := oximeterMean(gt, m*60, (m+1)*60)
+			if math.IsNaN(ref) {
+				continue
+			}
+			ts := make([]float64, win)
+			vs := make([]float64, win)
+			for i := range ts {
+				k := m*win + i
+				ts[i] = float64(k) * 1000 / fps
+				vs[i] = value(rgb[0][k], rgb[1][k], rgb[2][k])
+			}
+			res := dsp.AnalyzePPG(dsp.PPG{TimestampsMs: ts, Values: vs}, dsp.Inputs{Variables: []string{dsp.HR}})
+			t.units++
+			t.label = fmt.Sprintf("%s min %d", id, m)
+			est, ok := t.add(res, dsp.HR, ref)
+			if verbose {
+				fmt.Printf("%s min %2d  ref %6.1f  est %6.1f ok=%v quality %.2f\n", id, m, ref, est, ok, res.Summary.QualityScore)
+			}
+		}
+	})
+	return t, err
+}
+
+// eachOximetry calls fn for every recording of uw-phone-oximetry with its id
+// (hand and subject), its per-frame R, G, B at 30 fps, and the oximeters'
+// pulse rates per second (oximeters 1, 2, 4, 5: channel 3 is empty).
+func eachOximetry(data string, fn func(id string, rgb, gt [][]float64)) error {
+	root := filepath.Join(data, "uw-phone-oximetry", "data")
 	for _, hand := range []string{"Left", "Right"} {
 		files, _ := filepath.Glob(filepath.Join(root, "ppg-csv", hand, "*.csv"))
 		if len(files) == 0 {
-			return nil, fmt.Errorf("no recordings under %s", filepath.Join(root, "ppg-csv", hand))
+			return fmt.Errorf("no recordings under %s", filepath.Join(root, "ppg-csv", hand))
 		}
 		for _, f := range files {
 			id := strings.TrimSuffix(filepath.Base(f), ".csv")
 			rgb, err := readColumns(f, "R", "G", "B")
 			if err != nil {
-				return nil, err
+				return err
 			}
 			gt, err := readColumns(filepath.Join(root, "gt", id+".csv"), "Pulse 1", "Pulse 2", "Pulse 4", "Pulse 5")
 			if err != nil {
-				return nil, err
+				return err
 			}
-			const win = int(60 * fps)
-			for m := 0; (m+1)*win <= len(rgb[0]); m++ {
-				ref := oximeterMean(gt, m*60, (m+1)*60)
-				if math.IsNaN(ref) {
-					continue
-				}
-				ts := make([]float64, win)
-				vs := make([]float64, win)
-				for i := range ts {
-					k := m*win + i
-					ts[i] = float64(k) * 1000 / fps
-					vs[i] = (rgb[0][k] + rgb[1][k] + rgb[2][k]) / 3
-				}
-				res := dsp.AnalyzePPG(dsp.PPG{TimestampsMs: ts, Values: vs}, dsp.Inputs{Variables: []string{dsp.HR}})
-				t.units++
-				est, ok := t.add(res, dsp.HR, ref)
-				if verbose {
-					fmt.Printf("%s %s min %2d  ref %6.1f  est %6.1f ok=%v snr %.1f\n", id, hand, m, ref, est, ok, res.Summary.SNRdB)
-				}
-			}
+			fn(id+" "+hand, rgb, gt)
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // oximeterMean averages over rows [from, to) the per-second median of the
@@ -97,6 +115,26 @@ func oximeterMean(cols [][]float64, from, to int) float64 {
 // readColumns reads the named columns of a CSV file with a header row as
 // numbers (NaN where a cell is not a number).
 func readColumns(path string, names ...string) ([][]float64, error) {
+	raw, err := readColumnsRaw(path, names...)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([][]float64, len(raw))
+	for i, c := range raw {
+		for _, cell := range c {
+			v := math.NaN()
+			if x, err := strconv.ParseFloat(strings.TrimSpace(cell), 64); err == nil {
+				v = x
+			}
+			cols[i] = append(cols[i], v)
+		}
+	}
+	return cols, nil
+}
+
+// readColumnsRaw reads the named columns of a CSV file with a header row as
+// text ("" where a row is short).
+func readColumnsRaw(path string, names ...string) ([][]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -120,20 +158,18 @@ func readColumns(path string, names ...string) ([][]float64, error) {
 			return nil, fmt.Errorf("%s: no column %q", path, n)
 		}
 	}
-	cols := make([][]float64, len(names))
+	cols := make([][]string, len(names))
 	for {
 		rec, err := r.Read()
 		if err != nil {
 			break
 		}
 		for i, j := range idx {
-			v := math.NaN()
+			cell := ""
 			if j < len(rec) {
-				if x, err := strconv.ParseFloat(strings.TrimSpace(rec[j]), 64); err == nil {
-					v = x
-				}
+				cell = rec[j]
 			}
-			cols[i] = append(cols[i], v)
+			cols[i] = append(cols[i], cell)
 		}
 	}
 	return cols, nil

@@ -5,7 +5,7 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-only real|synth|raw] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-only real|skin|synth|fresh|raw|webcam|faces] [-v]
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -19,13 +19,16 @@ import (
 
 func main() {
 	data := flag.String("data", "../shared/data", "folder of the real recordings")
-	synthDir := flag.String("synth", "", "folder of generated clips (default: generate into a temporary folder)")
-	only := flag.String("only", "", "run only one part: real (recordings), synth (encoded clips) or raw (clips without encoding)")
+	synthDir := flag.String("synth", "", "folder of the generated benchmark clips (default: generate into a temporary folder)")
+	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips (default: generate into a temporary folder)")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips) or faces (face detection on labelled photos)")
+	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
+	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
 	verbose := flag.Bool("v", false, "print every window or clip")
 	flag.Parse()
 	var failed bool
 	if *only == "" || *only == "real" {
-		for _, run := range []func(string, bool) (*table, error){contactOximetry, restingPPG} {
+		for _, run := range []func(string, bool) (*table, error){contactOximetry, phoneRed, restingPPG, restingMinutes} {
 			t, err := run(*data, *verbose)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "accuracy:", err)
@@ -35,8 +38,23 @@ func main() {
 			t.print(os.Stdout)
 		}
 	}
+	if *only == "" || *only == "skin" {
+		if err := realSkin(os.Stdout, *data, *verbose); err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		}
+	}
 	if *only == "" || *only == "synth" {
 		t, err := syntheticEncoded(*synthDir, *verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
+			t.print(os.Stdout)
+		}
+	}
+	if (*only == "" || *only == "fresh") && *fresh > 0 {
+		t, err := syntheticFresh(*freshDir, *fresh, *verbose)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "accuracy:", err)
 			failed = true
@@ -51,6 +69,25 @@ func main() {
 			failed = true
 		} else {
 			t.print(os.Stdout)
+		}
+	}
+	if *only == "" || *only == "webcam" {
+		t, ct, err := webcamClips(*webcamDir, *verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
+			t.print(os.Stdout)
+			ct.print(os.Stdout)
+		}
+	}
+	if *only == "" || *only == "faces" {
+		t, err := faceDetection(*verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
+			fmt.Println(t)
 		}
 	}
 	if failed {

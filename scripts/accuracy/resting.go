@@ -8,10 +8,16 @@ import (
 )
 
 // restingPPG scores heart rate, HRV and breathing from a finger PPG at rest
-// (neurokit-resting: 5 min at 100 Hz with ECG and a respiration belt),
-// windows of windowS seconds each analysed as its own measure through
+// (neurokit-resting: 5 min at 100 Hz with ECG and a respiration belt) in
+// 30 s windows every 15 s, each analysed as its own measure through
 // dsp.AnalyzePPG.
 func restingPPG(data string, verbose bool) (*table, error) {
+	return restingWindows(data, verbose, 30, 15)
+}
+
+// restingWindows scores windows of windowS seconds every stepS seconds of
+// the neurokit-resting recording.
+func restingWindows(data string, verbose bool, windowS, stepS float64) (*table, error) {
 	const rate = 100.0
 	path := filepath.Join(data, "neurokit-resting", "bio_resting_5min_100hz.csv")
 	cols, err := readColumns(path, "ECG", "PPG", "RSP")
@@ -20,13 +26,15 @@ func restingPPG(data string, verbose bool) (*table, error) {
 	}
 	ecg, ppg, rsp := cols[0], cols[1], cols[2]
 	peaks := rPeaks(ecg, rate)
-	t := newTable("Contact PPG at rest: neurokit-resting, 30 s windows every 15 s, vs ECG and belt", dsp.HR, dsp.HRV, dsp.BR)
+	clean := qrsClean(ecg, rate, peaks)
+	t := newTable(fmt.Sprintf("Contact PPG at rest: neurokit-resting, %.0f s windows every %.0f s, vs ECG and belt", windowS, stepS),
+		dsp.HR, dsp.HRV, dsp.BR)
 	t.notes = append(t.notes,
 		"Input: the finger PPG at 100 Hz through dsp.AnalyzePPG.",
-		"Reference: hr and RMSSD from ECG R peaks (Pan-Tompkins style, scripts/accuracy/reference.go; windows whose ECG loses",
-		"more than a tenth of its intervals have no hrv reference), br from upward crossings of the band-passed belt.",
-		"Overlapping windows are not independent: 19 windows from one 5-minute recording of one person.")
-	const windowS, stepS = 30.0, 15.0
+		"Reference: hr and RMSSD from ECG R peaks (Pan-Tompkins style, scripts/accuracy/reference.go; beats whose QRS is unlike the",
+		"median QRS end no interval, windows whose ECG loses more than a tenth of its intervals have no hrv reference),",
+		"br from upward crossings of the band-passed belt.",
+		"Overlapping windows are not independent: all come from one 5-minute recording of one person.")
 	seconds := float64(len(ppg)) / rate
 	for from := 0.0; from+windowS <= seconds; from += stepS {
 		i0, i1 := int(from*rate), int((from+windowS)*rate)
@@ -36,7 +44,8 @@ func restingPPG(data string, verbose bool) (*table, error) {
 		}
 		res := dsp.AnalyzePPG(dsp.PPG{TimestampsMs: ts, Values: ppg[i0:i1]}, dsp.Inputs{Variables: []string{dsp.HR, dsp.HRV, dsp.BR}})
 		t.units++
-		hrRef, rmssdRef := rrReference(peaks, from, from+windowS)
+		t.label = fmt.Sprintf("%.0f s", from)
+		hrRef, rmssdRef := rrReference(peaks, clean, from, from+windowS)
 		brRef := breathRate(rsp, rate, from, from+windowS)
 		hr, _ := t.add(res, dsp.HR, hrRef)
 		hrv, _ := t.add(res, dsp.HRV, rmssdRef)

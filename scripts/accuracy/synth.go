@@ -24,8 +24,51 @@ import (
 // JSON) are reused; without dir they are generated into a temporary folder
 // that is removed afterwards.
 func syntheticEncoded(dir string, verbose bool) (*table, error) {
-	ctx := context.Background()
 	presets := clip.Presets()
+	t := newTable(fmt.Sprintf("Synthetic clips: %d generated videos, decoded and analysed by the batch path", len(presets)), dsp.HR, dsp.BR, dsp.HRV)
+	t.notes = append(t.notes,
+		"Clips: scripts/synth presets (30 s, 640x480, 30 fps; hr 45-160, br 6-30, RMSSD 15-70 ms; still to moving;",
+		"bright to dark; CRF 18-28; mp4, webm, mov, avi; some with flicker, jittered or dropped frames).",
+		"Reference: the generator's ground truth (hr from the mean RR interval, br from the breathing phase, RMSSD of the RR series).")
+	return scoreEncoded(t, dir, presets, verbose)
+}
+
+// scoreEncoded scores the presets' encoded clips (encodedClips) into t.
+func scoreEncoded(t *table, dir string, presets []clip.Preset, verbose bool) (*table, error) {
+	clips, err := encodedClips(dir, presets, false)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range presets {
+		truth, res := clips[i].truth, clips[i].result
+		t.units++
+		t.label = p.Name
+		hr, _ := t.add(res, dsp.HR, truth.HeartRate)
+		br, _ := t.add(res, dsp.BR, truth.BreathingRate)
+		hrv, _ := t.add(res, dsp.HRV, truth.RMSSD)
+		if verbose {
+			fmt.Printf("%-48s hr %5.1f/%5.1f br %4.1f/%4.1f rmssd %5.1f/%5.1f %s quality %.2f %s\n", p.Name,
+				hr, truth.HeartRate, br, truth.BreathingRate, hrv, truth.RMSSD, res.Summary.Method, res.Summary.QualityScore, res.Summary.Conformity)
+		}
+	}
+	return t, nil
+}
+
+// analysedClip is a generated clip's ground truth, what the batch path
+// made of it and, when asked for, the plain pipeline's reading (bpm).
+type analysedClip struct {
+	truth    clip.Truth
+	result   dsp.Result
+	plainPOS float64
+}
+
+// encodedClips generates the presets' clips into dir (keeping those
+// already there with their truth; a temporary folder, removed afterwards,
+// when dir is ""), then decodes each with dsp/media and analyses it as
+// dsp.AnalyzeFrames does, one clip per CPU at once, and with baseline
+// reads it with the plain pipeline too. Results are in preset order.
+func encodedClips(dir string, presets []clip.Preset, baseline bool) ([]analysedClip, error) {
+	ctx := context.Background()
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "pulsewire-synth-")
 		if err != nil {
@@ -52,35 +95,54 @@ func syntheticEncoded(dir string, verbose bool) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := newTable(fmt.Sprintf("Synthetic clips: %d generated videos, decoded and analysed by the batch path", len(presets)), dsp.HR, dsp.BR, dsp.HRV)
-	t.notes = append(t.notes,
-		"Clips: scripts/synth presets (30 s, 640x480, 30 fps; hr 45-160, br 6-30, RMSSD 15-70 ms; still to moving;",
-		"bright to dark; CRF 18-28; mp4, webm, mov, avi; some with flicker, jittered or dropped frames).",
-		"Reference: the generator's ground truth (hr from the mean RR interval, br from the breathing phase, RMSSD of the RR series).")
-	for _, p := range presets {
-		path := filepath.Join(dir, p.File())
+	clips := make([]analysedClip, len(presets))
+	err = parallel(len(presets), func(i int) error {
+		path := filepath.Join(dir, presets[i].File())
 		truth, err := clip.ReadTruth(clip.TruthPath(path))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s := dsp.NewStream(cascade, dsp.Inputs{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}})
+		plain := newPlainPOS(cascade)
 		if _, err := media.DecodeVideoFile(ctx, path, media.VideoOptions{}, func(f media.Frame) error {
 			s.Push(f.Image, f.Time)
+			if baseline {
+				plain.push(f.Image, f.Time)
+			}
 			return nil
 		}); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.File(), err)
+			return fmt.Errorf("%s: %w", presets[i].File(), err)
 		}
-		res := s.Result()
-		t.units++
-		hr, _ := t.add(res, dsp.HR, truth.HeartRate)
-		br, _ := t.add(res, dsp.BR, truth.BreathingRate)
-		hrv, _ := t.add(res, dsp.HRV, truth.RMSSD)
-		if verbose {
-			fmt.Printf("%-48s hr %5.1f/%5.1f br %4.1f/%4.1f rmssd %5.1f/%5.1f %s snr %.1f %s\n", p.Name,
-				hr, truth.HeartRate, br, truth.BreathingRate, hrv, truth.RMSSD, res.Summary.Method, res.Summary.SNRdB, res.Summary.Conformity)
+		clips[i] = analysedClip{truth: truth, result: s.Result()}
+		if baseline {
+			clips[i].plainPOS = plain.bpm()
 		}
+		return nil
+	})
+	return clips, err
+}
+
+// parallel calls work(0) to work(n-1), one call per CPU at once, and
+// joins their errors.
+func parallel(n int, work func(i int) error) error {
+	errs := make([]error, n)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, runtime.NumCPU()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				errs[i] = work(i)
+			}
+		}()
 	}
-	return t, nil
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // syntheticRaw scores the same presets with the frames taken straight from
@@ -94,30 +156,15 @@ func syntheticRaw(verbose bool) (*table, error) {
 	}
 	results := make([]dsp.Result, len(presets))
 	truths := make([]clip.Truth, len(presets))
-	errs := make([]error, len(presets))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, runtime.NumCPU()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				c, err := clip.New(presets[i].Config)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				truths[i] = c.Truth()
-				results[i] = dsp.AnalyzeFrames(cascade, c.Frames(), dsp.Inputs{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}})
-			}
-		}()
-	}
-	for i := range presets {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := parallel(len(presets), func(i int) error {
+		c, err := clip.New(presets[i].Config)
+		if err != nil {
+			return err
+		}
+		truths[i] = c.Truth()
+		results[i] = dsp.AnalyzeFrames(cascade, c.Frames(), dsp.Inputs{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}})
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	t := newTable(fmt.Sprintf("Synthetic clips without encoding: the same %d presets, frames straight from the renderer", len(presets)), dsp.HR, dsp.BR, dsp.HRV)

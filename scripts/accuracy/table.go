@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -18,10 +19,15 @@ type table struct {
 	pairs map[string][][2]float64     // variable -> (estimate, reference)
 	codes map[string]map[dsp.Code]int // variable -> code -> count
 	order []string
+	// label names the window or clip being added (set before add); the
+	// pairs keep it so the worst ones can be listed.
+	label  string
+	labels map[string][]string
 }
 
 func newTable(title string, variables ...string) *table {
-	return &table{title: title, pairs: map[string][][2]float64{}, codes: map[string]map[dsp.Code]int{}, order: variables}
+	return &table{title: title, pairs: map[string][][2]float64{}, codes: map[string]map[dsp.Code]int{},
+		labels: map[string][]string{}, order: variables}
 }
 
 // add records variable name of res against ref (NaN: no reference).
@@ -42,6 +48,7 @@ func (t *table) add(res dsp.Result, name string, ref float64) (est float64, ok b
 		return 0, false
 	}
 	t.pairs[name] = append(t.pairs[name], [2]float64{m.Mean, ref})
+	t.labels[name] = append(t.labels[name], t.label)
 	return m.Mean, true
 }
 
@@ -53,7 +60,7 @@ func (t *table) print(w io.Writer) {
 	if len(t.notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "| variable | n | MAE | RMSE | Pearson r | errors |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| variable | answered | n | MAE | RMSE | Pearson r | errors |\n|---|---|---|---|---|---|---|\n")
 	for _, name := range t.order {
 		ps := t.pairs[name]
 		var codes []string
@@ -66,7 +73,45 @@ func (t *table) print(w io.Writer) {
 			errs = "none"
 		}
 		mae, rmse, r := stats(ps)
-		fmt.Fprintf(w, "| %s | %d/%d | %.2f | %.2f | %.3f | %s |\n", name, len(ps), t.units, mae, rmse, r, errs)
+		refused := 0
+		for _, k := range t.codes[name] {
+			refused += k
+		}
+		answered := 100 * float64(t.units-refused) / float64(max(t.units, 1))
+		fmt.Fprintf(w, "| %s | %.0f%% | %d/%d | %.2f | %.2f | %.3f | %s |\n", name, answered, len(ps), t.units, mae, rmse, r, errs)
+	}
+	t.printWorst(w)
+}
+
+// worstShown is how many of the largest errors are listed per variable.
+const worstShown = 3
+
+// printWorst lists, per variable, the labelled windows or clips with the
+// largest absolute errors.
+func (t *table) printWorst(w io.Writer) {
+	var lines []string
+	for _, name := range t.order {
+		ps, ls := t.pairs[name], t.labels[name]
+		idx := make([]int, 0, len(ps))
+		for i := range ps {
+			if i < len(ls) && ls[i] != "" {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			return cmp.Compare(math.Abs(ps[b][0]-ps[b][1]), math.Abs(ps[a][0]-ps[a][1]))
+		})
+		var worst []string
+		for _, i := range idx[:min(worstShown, len(idx))] {
+			worst = append(worst, fmt.Sprintf("%s %.1f vs %.1f", ls[i], ps[i][0], ps[i][1]))
+		}
+		lines = append(lines, fmt.Sprintf("- worst %s: %s", name, strings.Join(worst, "; ")))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
 	}
 }
 

@@ -19,7 +19,10 @@ type Config struct {
 	Jitter  float64 // timestamp jitter, fraction of a frame interval (uniform)
 	Drop    float64 // probability that a frame is lost
 
-	HR      float64 // mean heart rate, bpm; default 72
+	HR float64 // mean heart rate, bpm; default 72
+	// HREnd, when set, makes the rate move linearly from HR at the start
+	// to HREnd at the end (a rate that rises during a stress task).
+	HREnd   float64
 	RMSSDms float64 // beat-to-beat variability (successive differences), ms
 	BR      float64 // breaths per minute; 0 means no breathing
 	// Respiratory modulation depths: of the baseline intensity (fraction),
@@ -78,12 +81,16 @@ func Make(c Config) Signal {
 	var s Signal
 	// Beat onsets (feet) with respiratory sinus arrhythmia and independent
 	// interval noise; RMSSD of iid noise of deviation σ is σ√2.
-	t0 := 60 / c.HR
+	t0 := 60 / c.HR // the first beats' interval
 	sigma := c.RMSSDms / 1000 / math.Sqrt2
 	var feet []float64
 	for t, k := -2*t0, 0; t < c.Seconds+2*t0; k++ {
 		feet = append(feet, t)
-		ibi := t0 * (1 + c.RSADepth*math.Sin(2*math.Pi*c.BR/60*t))
+		rate := c.HR
+		if c.HREnd > 0 {
+			rate += (c.HREnd - c.HR) * min(1, max(0, t/c.Seconds))
+		}
+		ibi := 60 / rate * (1 + c.RSADepth*math.Sin(2*math.Pi*c.BR/60*t))
 		if n := c.EctopicEvery; n > 0 && k%n == n-1 {
 			ibi *= 0.65
 		} else if n > 0 && k%n == 0 && k > 0 {

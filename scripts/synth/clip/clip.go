@@ -10,9 +10,22 @@
 // the per-channel strengths of real skin. Everything is drawn from a seeded
 // generator: the same Config always gives the same frames.
 //
+// Presets is the benchmark set the service's figures are measured on, and
+// a test pins its clips bit for bit. WebcamPresets is a harder set that
+// looks like a webcam recording of a person at a computer, each effect
+// modelled on its physics and sources: a heart rate that rises or falls
+// during the clip (physio.go), a head bowed towards a screen and drifting
+// (pose.go), glasses and a fringe over the skin (occlusion.go), skin
+// tones from light to dark through the melanin in the epidermis (tone.go),
+// a screen lighting the face (light.go), the camera's exposure and white
+// balance steps and shot noise (camera.go), and real-time encoders at
+// webcam bit rates (encode.go). docs/synthetic-data.md describes the model
+// and both sets.
+//
 // Frames can be had in memory (Frames, for tests that skip encoding) or
-// encoded through ffmpeg as mp4, mov, avi (H.264), webm (VP9) or y4m, with
-// the ground truth written beside each file as JSON (Encode, Generate).
+// encoded through ffmpeg as mp4, mov, avi (H.264), webm (VP9) or y4m, at a
+// constant quality or a target bit rate, with the ground truth written
+// beside each file as JSON (Encode, Generate).
 package clip
 
 import (
@@ -55,6 +68,50 @@ type Config struct {
 	Jitter float64
 	// DropEvery drops every n-th frame (0: none), as a busy camera does.
 	DropEvery int
+
+	// HeartRateEnd, when set, is the heart rate the clip ends at: the rate
+	// moves from HeartRate to it along a half cosine from 20% to 60% of
+	// the clip, as under a stress task (physio.go). HeartRate is then the
+	// rate at the start; the truth's hrBpm is the mean over the clip.
+	HeartRateEnd float64
+
+	// What follows makes a clip look like a webcam recording of a person
+	// at a screen (WebcamPresets). Zero values leave the photo, the pose
+	// and the camera as the fields above have them.
+
+	// Melanin is the volume fraction of melanosomes in the epidermis,
+	// which sets the skin tone (0: the photo's own light skin, taken as
+	// 0.04; 0.13 moderately pigmented; 0.22-0.35 darkly pigmented).
+	// Darker skin reflects less light and carries a weaker, redder pulse
+	// (tone.go).
+	Melanin float64
+	// Pitch bows the head, degrees (15-25: looking down at a laptop
+	// screen): the face is foreshortened and moves down, the forehead
+	// turns to the camera and the shading of the face changes (pose.go).
+	Pitch float64
+	// Glasses puts dark-rimmed glasses on the face; their lenses reflect
+	// the room and the screen over the eyes and the upper cheeks
+	// (occlusion.go).
+	Glasses bool
+	// Fringe hangs hair over the forehead, as a share of the forehead's
+	// height (0.6: most of it; occlusion.go).
+	Fringe float64
+	// Drift is the slow wandering of a seated head, face heights (0.02 a
+	// person at a desk), on top of Motion's sway (pose.go).
+	Drift float64
+	// ScreenLight is the share of the face's light that comes from the
+	// screen in front of it, whose content changes every few seconds (0.2:
+	// a laptop in a dim room; light.go).
+	ScreenLight float64
+	// AutoExposure is the size of the camera's automatic exposure steps,
+	// a fraction of the picture's level (0.03: a few percent every few
+	// seconds, as webcams do); the white balance steps by a third of it
+	// (camera.go).
+	AutoExposure float64
+	// ShotNoise adds photon shot noise: the noise grows with the light a
+	// pixel collects, so a dim scene brought up by the camera's gain is
+	// noisier than Noise alone says (camera.go).
+	ShotNoise bool
 }
 
 // Defaults.
@@ -114,6 +171,20 @@ func (c Config) validate() error {
 		return errors.New("drop every: want 0 (none) or 2 and more")
 	case c.FaceScale < 0.1 || c.FaceScale > 2:
 		return fmt.Errorf("face scale %v: want 0.1 to 2", c.FaceScale)
+	case c.HeartRateEnd != 0 && (c.HeartRateEnd < 30 || c.HeartRateEnd > 220):
+		return fmt.Errorf("end heart rate %v bpm: want 30 to 220, or 0 for a steady rate", c.HeartRateEnd)
+	case c.Melanin < 0 || c.Melanin > 0.45:
+		return fmt.Errorf("melanin %v: want a volume fraction of 0 to 0.45", c.Melanin)
+	case c.Pitch < -30 || c.Pitch > 35:
+		return fmt.Errorf("pitch %v degrees: want -30 to 35", c.Pitch)
+	case c.Fringe < 0 || c.Fringe > 1:
+		return fmt.Errorf("fringe %v: want 0 to 1 of the forehead", c.Fringe)
+	case c.Drift < 0 || c.Drift > 0.2:
+		return fmt.Errorf("drift %v: want 0 to 0.2 face heights", c.Drift)
+	case c.ScreenLight < 0 || c.ScreenLight > 0.8:
+		return fmt.Errorf("screen light %v: want 0 to 0.8 of the face's light", c.ScreenLight)
+	case c.AutoExposure < 0 || c.AutoExposure > 0.2:
+		return fmt.Errorf("auto-exposure steps %v: want 0 to 0.2", c.AutoExposure)
 	}
 	return nil
 }
@@ -125,6 +196,9 @@ type Clip struct {
 	times  []float64 // capture time of each frame, seconds
 	scene  *scene
 	noiseK uint64 // noise stream key
+	pose   pose   // the head's drift and bow over time
+	camera camera // exposure and white balance steps
+	screen screen // what the screen in front of the face shows
 }
 
 // New prepares a clip: it draws the physiology and the frame times and
@@ -135,14 +209,20 @@ func New(cfg Config) (*Clip, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))
+	// The webcam effects draw from a stream of their own, so a clip
+	// without them is drawn exactly as before they existed.
+	webcam := rand.New(rand.NewPCG(cfg.Seed, 0x2545f4914f6cdd1d))
 	c := &Clip{cfg: cfg}
-	c.phys = newPhysiology(rng, cfg.Seconds, cfg.HeartRate, cfg.BreathingRate, cfg.RMSSD)
+	c.phys = newPhysiology(rng, cfg.Seconds, newHeartTrend(cfg.Seconds, cfg.HeartRate, cfg.HeartRateEnd), cfg.BreathingRate, cfg.RMSSD)
 	c.times = frameTimes(cfg)
 	var err error
-	if c.scene, err = newScene(cfg, rng); err != nil {
+	if c.scene, err = newScene(cfg, rng, webcam); err != nil {
 		return nil, err
 	}
 	c.noiseK = rng.Uint64()
+	c.pose = newPose(cfg, webcam)
+	c.camera = newCamera(cfg, webcam)
+	c.screen = newScreen(cfg, webcam)
 	return c, nil
 }
 
@@ -170,29 +250,18 @@ func stamp(n int, fps, jitter float64) float64 {
 	return math.Round(t*1000) / 1000
 }
 
-// Auto-exposure: the camera raises its gain to bring the picture to the
-// level of exposureTarget light, by at most maxGain; darker scenes stay
-// darker. Sensor noise is amplified with the signal.
-const (
-	exposureTarget = 0.8
-	maxGain        = 2.0
-)
-
-// exposureGain is the camera gain for a scene lit at brightness b.
-func exposureGain(b float64) float64 {
-	return min(maxGain, max(1, exposureTarget/b))
-}
-
 // Truth is the ground truth written beside a clip.
 type Truth struct {
-	File   string  `json:"file,omitempty"`
-	Format string  `json:"format,omitempty"`
-	Codec  string  `json:"codec,omitempty"`
-	CRF    int     `json:"crf,omitempty"`
-	Width  int     `json:"width"`
-	Height int     `json:"height"`
-	FPS    float64 `json:"fps"` // nominal
-	Frames int     `json:"frames"`
+	File   string `json:"file,omitempty"`
+	Format string `json:"format,omitempty"`
+	Codec  string `json:"codec,omitempty"`
+	CRF    int    `json:"crf,omitempty"`
+	// BitrateKbps is the target of a rate-controlled encoding, kbit/s.
+	BitrateKbps int     `json:"bitrateKbps,omitempty"`
+	Width       int     `json:"width"`
+	Height      int     `json:"height"`
+	FPS         float64 `json:"fps"` // nominal
+	Frames      int     `json:"frames"`
 	// Seconds is the clip's length.
 	Seconds float64 `json:"seconds"`
 	Seed    uint64  `json:"seed"`
@@ -203,6 +272,9 @@ type Truth struct {
 	BreathingRate float64 `json:"brPerMin"`
 	// RMSSD of the RR intervals inside the clip, ms.
 	RMSSD float64 `json:"rmssdMs"`
+	// HRCourse is the heart rate at each whole second of the clip (0, 1,
+	// 2 s...): 60 over the RR interval in progress, beats per minute.
+	HRCourse []float64 `json:"hrCourseBpm,omitempty"`
 	// BeatTimes are the onsets of the beats inside the clip, seconds.
 	BeatTimes  []float64  `json:"beatTimesS,omitempty"`
 	Conditions Conditions `json:"conditions"`
@@ -220,23 +292,42 @@ type Conditions struct {
 	FaceScale      float64 `json:"faceScale"`
 	Jitter         float64 `json:"jitter,omitempty"`
 	DropEvery      int     `json:"dropEvery,omitempty"`
+	HeartRateEnd   float64 `json:"hrEndBpm,omitempty"`
+	Melanin        float64 `json:"melanin,omitempty"`
+	Pitch          float64 `json:"pitchDegrees,omitempty"`
+	Glasses        bool    `json:"glasses,omitempty"`
+	Fringe         float64 `json:"fringe,omitempty"`
+	Drift          float64 `json:"driftFaceHeights,omitempty"`
+	ScreenLight    float64 `json:"screenLight,omitempty"`
+	AutoExposure   float64 `json:"autoExposure,omitempty"`
+	ShotNoise      bool    `json:"shotNoise,omitempty"`
+	// SkinPulse is the peak-to-peak relative change of green on the
+	// skin after the skin tone's dilution (tone.go): PulseAmplitude for
+	// the photo's own skin.
+	SkinPulse float64 `json:"skinPulseGreen"`
 }
 
 // Truth returns the clip's ground truth (without the encoding fields).
 func (c *Clip) Truth() Truth {
 	beats, hr, rm := c.phys.truthWindow(c.cfg.Seconds)
-	return Truth{
+	t := Truth{
 		Width: c.cfg.Width, Height: c.cfg.Height, FPS: c.cfg.FPS, Frames: len(c.times),
 		Seconds: c.cfg.Seconds, Seed: c.cfg.Seed,
 		HeartRate: hr, BreathingRate: c.phys.meanBreathing(c.cfg.Seconds), RMSSD: rm,
+		HRCourse:  c.phys.course(c.cfg.Seconds),
 		BeatTimes: beats,
 		Conditions: Conditions{
 			PulseAmplitude: c.cfg.PulseAmplitude, Motion: c.cfg.Motion, Brightness: c.cfg.Brightness,
 			Gain:      exposureGain(c.cfg.Brightness),
 			FlickerHz: c.cfg.FlickerHz, FlickerDepth: c.cfg.FlickerDepth, Noise: c.cfg.Noise,
 			FaceScale: c.cfg.FaceScale, Jitter: c.cfg.Jitter, DropEvery: c.cfg.DropEvery,
+			HeartRateEnd: c.cfg.HeartRateEnd, Melanin: c.cfg.Melanin, Pitch: c.cfg.Pitch,
+			Glasses: c.cfg.Glasses, Fringe: c.cfg.Fringe, Drift: c.cfg.Drift,
+			ScreenLight: c.cfg.ScreenLight, AutoExposure: c.cfg.AutoExposure, ShotNoise: c.cfg.ShotNoise,
+			SkinPulse: c.cfg.PulseAmplitude * c.scene.pulseScale[1],
 		},
 	}
+	return t
 }
 
 // Len is the number of frames.

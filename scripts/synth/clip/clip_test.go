@@ -213,6 +213,9 @@ func TestEncode(t *testing.T) {
 		{"mp4 jitter", Config{Jitter: 0.3}, Encoding{Format: "mp4"}},
 		{"webm drops", Config{DropEvery: 4}, Encoding{Format: "webm"}},
 		{"mov jitter and drops", Config{Jitter: 0.2, DropEvery: 5}, Encoding{Format: "mov"}},
+		{"mp4 at 150 kbps", Config{}, Encoding{Format: "mp4", BitrateKbps: 150}},
+		{"webm at 150 kbps", Config{}, Encoding{Format: "webm", BitrateKbps: 150}},
+		{"avi at 150 kbps", Config{}, Encoding{Format: "avi", BitrateKbps: 150}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,6 +234,9 @@ func TestEncode(t *testing.T) {
 			saved, err := ReadTruth(TruthPath(path))
 			if err != nil || saved.Frames != truth.Frames || saved.HeartRate != truth.HeartRate || saved.Format != tc.enc.Format {
 				t.Fatalf("truth file %+v (%v), want %+v", saved, err, truth)
+			}
+			if saved.BitrateKbps != tc.enc.BitrateKbps || (saved.CRF == 0) != (tc.enc.BitrateKbps > 0 || tc.enc.Format == "y4m") {
+				t.Fatalf("truth says crf %d, %d kbit/s for %+v", saved.CRF, saved.BitrateKbps, tc.enc)
 			}
 			var times []time.Duration
 			info, err := media.DecodeVideoFile(context.Background(), path, media.VideoOptions{}, func(f media.Frame) error {
@@ -259,7 +265,8 @@ func TestEncodeRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, e := range []Encoding{{Format: "avi"}, {Format: "y4m"}, {Format: "gif"}, {Format: "mp4", CRF: 60}} {
+	for _, e := range []Encoding{{Format: "avi"}, {Format: "y4m"}, {Format: "gif"}, {Format: "mp4", CRF: 60},
+		{Format: "mp4", BitrateKbps: 49}, {Format: "mp4", BitrateKbps: 50001}, {Format: "gif", BitrateKbps: 200}} {
 		path := filepath.Join(dir, "x."+e.Format)
 		if _, err := c.Encode(context.Background(), path, e); err == nil {
 			t.Errorf("%+v: no error", e)
@@ -267,6 +274,32 @@ func TestEncodeRefuses(t *testing.T) {
 		if _, err := os.Stat(path); err == nil {
 			t.Errorf("%+v: left %s behind", e, path)
 		}
+	}
+}
+
+// TestEncodeBitrate checks that a rate-controlled clip keeps to its bit
+// rate, as a webcam's encoder does: a noisy, moving face at 640x480 would
+// take many times more at constant quality.
+func TestEncodeBitrate(t *testing.T) {
+	for _, format := range []string{"mp4", "webm"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			c, err := New(Config{Width: 320, Height: 240, Seconds: 8, Seed: 3, Drift: 0.02, ShotNoise: true, AutoExposure: 0.03})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "rate."+format)
+			if _, err := c.Encode(context.Background(), path, Encoding{Format: format, BitrateKbps: 150}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kbps := float64(st.Size()) * 8 / 1000 / 8; kbps < 0.6*150 || kbps > 1.3*150 {
+				t.Errorf("%.0f kbit/s, want about 150", kbps)
+			}
+		})
 	}
 }
 
@@ -282,6 +315,14 @@ func TestConfigRefuses(t *testing.T) {
 		{"jitter too large", Config{Jitter: 0.5}},
 		{"drop every frame", Config{DropEvery: 1}},
 		{"ten minutes and more", Config{Seconds: 601}},
+		{"end heart rate too high", Config{HeartRateEnd: 221}},
+		{"melanin beyond the darkest skin", Config{Melanin: 0.5}},
+		{"head bowed too far", Config{Pitch: 36}},
+		{"head thrown back too far", Config{Pitch: -31}},
+		{"fringe below the eyebrows", Config{Fringe: 1.1}},
+		{"negative drift", Config{Drift: -0.01}},
+		{"the screen lights more than the face", Config{ScreenLight: 0.9}},
+		{"exposure steps of a quarter", Config{AutoExposure: 0.25}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -360,7 +401,7 @@ func TestPulsePeaksFollowOnsets(t *testing.T) {
 		{"fast and steady", 140, 20, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPhysiology(rand.New(rand.NewPCG(7, 8)), 30, tc.hr, tc.br, tc.rmssd)
+			p := newPhysiology(rand.New(rand.NewPCG(7, 8)), 30, newHeartTrend(30, tc.hr, 0), tc.br, tc.rmssd)
 			const step = 1e-4
 			var peaks []float64
 			for i := 1; i+1 < len(p.beats); i++ {

@@ -24,6 +24,11 @@ type Encoding struct {
 	// quality; 20 when 0). VP9 gets CRF+4, which lost a 0.6% pulse at the
 	// same point as H.264 in our checks on 640x480 clips. y4m ignores it.
 	CRF int
+	// BitrateKbps, when set, encodes at a target bit rate instead of a
+	// constant quality, as a webcam's or a browser's real-time encoder
+	// does (kbit/s; 100-500 is what a 640x480 call or recording gets).
+	// CRF is then unused; y4m refuses it.
+	BitrateKbps int
 }
 
 // Formats lists the formats Encode writes.
@@ -34,6 +39,9 @@ func (e Encoding) codecArgs() ([]string, string, error) {
 	crf := cmp.Or(e.CRF, 20)
 	if crf < 0 || crf > 51 {
 		return nil, "", fmt.Errorf("crf %d: want 0 to 51", crf)
+	}
+	if e.BitrateKbps != 0 {
+		return e.rateArgs()
 	}
 	// x264's default preset, medium: the faster presets skip so many
 	// blocks of a near-static face that a 0.6% pulse is gone already at
@@ -49,6 +57,40 @@ func (e Encoding) codecArgs() ([]string, string, error) {
 			"-deadline", "realtime", "-cpu-used", "8", "-row-mt", "1", "-pix_fmt", "yuv420p"}, "vp9", nil
 	case "y4m":
 		return []string{"-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe"}, "rawvideo", nil
+	}
+	return nil, "", fmt.Errorf("format %q: want one of %v", e.Format, Formats)
+}
+
+// rateArgs are ffmpeg's output options for a rate-controlled encoding.
+// A real-time encoder cannot look ahead or buffer seconds of video: it
+// keeps each second near the target (a rate buffer of one second, the
+// maxrate/bufsize pair), encodes every frame as it comes (x264's
+// zerolatency: no B-frames, no frame threads, no look-ahead) with a fast
+// search (preset veryfast), and uses the constrained baseline profile of
+// WebRTC and of most hardware encoders. VP9 gets libvpx's real-time mode
+// at the same rate, in its constant bit rate mode as WebRTC runs it.
+// Keyframes come at the encoders' own defaults.
+func (e Encoding) rateArgs() ([]string, string, error) {
+	if e.BitrateKbps < 50 || e.BitrateKbps > 50000 {
+		return nil, "", fmt.Errorf("bit rate %d kbit/s: want 50 to 50000", e.BitrateKbps)
+	}
+	rate := strconv.Itoa(e.BitrateKbps) + "k"
+	budget := []string{"-b:v", rate, "-maxrate", rate, "-bufsize", rate}
+	switch e.Format {
+	case "mp4", "mov", "avi":
+		args := append([]string{"-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency",
+			"-profile:v", "baseline", "-pix_fmt", "yuv420p"}, budget...)
+		if e.Format != "avi" {
+			args = append(args, "-movflags", "+faststart")
+		}
+		return args, "h264", nil
+	case "webm":
+		// Without a floor (minrate) libvpx leaves its constant bit rate
+		// mode and overshoots twofold on noisy video.
+		return append([]string{"-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8",
+			"-row-mt", "1", "-pix_fmt", "yuv420p", "-minrate", rate}, budget...), "vp9", nil
+	case "y4m":
+		return nil, "", errors.New("y4m is raw video: no bit rate")
 	}
 	return nil, "", fmt.Errorf("format %q: want one of %v", e.Format, Formats)
 }
@@ -115,7 +157,10 @@ func (c *Clip) Encode(ctx context.Context, path string, e Encoding) (Truth, erro
 	}
 	t := c.Truth()
 	t.File, t.Format, t.Codec = filepath.Base(path), e.Format, codecName
-	if e.Format != "y4m" {
+	switch {
+	case e.BitrateKbps > 0:
+		t.BitrateKbps = e.BitrateKbps
+	case e.Format != "y4m":
 		t.CRF = cmp.Or(e.CRF, 20)
 	}
 	b, err := json.MarshalIndent(t, "", "  ")

@@ -9,10 +9,12 @@ import (
 // how breathing evolves, and the resulting pulse wave.
 type physiology struct {
 	beats []float64 // onset of each beat, seconds; beats[i+1]-beats[i] is an RR interval
-	// period is the mean RR interval, seconds: the time scale of every
-	// beat's shape (see pulse).
-	period float64
-	br     breathing
+	// periods[i] is the time scale of beat i's shape (see pulse): the
+	// trend RR interval at its onset, which is the mean RR interval when
+	// the rate does not change. period is the longest of them.
+	periods []float64
+	period  float64
+	br      breathing
 	// riav is the depth of the respiratory modulation of pulse amplitude
 	// (fraction); riiv that of skin brightness (fraction).
 	riav, riiv float64
@@ -44,25 +46,62 @@ func (b breathing) value(t float64) float64 {
 	return (1 + depthSwing*math.Sin(2*math.Pi*t/depthCycle)) * math.Sin(b.phase(t))
 }
 
+// heartTrend is the heart rate the beats follow, beats per minute: hr0
+// throughout, or a change from hr0 to hr1 along a half cosine between
+// rampFrom and rampTo of the clip. Heart rate rises within the first half
+// minute of a mental stress task and then holds (mental arithmetic and
+// public speaking raise it by 10-30 bpm: Kirschbaum, Pirke and
+// Hellhammer, "The Trier Social Stress Test", Neuropsychobiology 1993);
+// a fall is the recovery after one.
+type heartTrend struct {
+	hr0, hr1         float64
+	rampFrom, rampTo float64 // seconds
+}
+
+// Share of the clip before and at the end of the rate change.
+const rampStart, rampEnd = 0.2, 0.6
+
+func newHeartTrend(seconds, hr0, hr1 float64) heartTrend {
+	if hr1 == 0 {
+		hr1 = hr0
+	}
+	return heartTrend{hr0: hr0, hr1: hr1, rampFrom: rampStart * seconds, rampTo: rampEnd * seconds}
+}
+
+// rr is the trend RR interval at t, seconds: 60 over the rate.
+func (h heartTrend) rr(t float64) float64 {
+	if h.hr1 == h.hr0 || t <= h.rampFrom {
+		return 60 / h.hr0
+	}
+	if t >= h.rampTo {
+		return 60 / h.hr1
+	}
+	u := (t - h.rampFrom) / (h.rampTo - h.rampFrom)
+	return 60 / (h.hr0 + (h.hr1-h.hr0)*(1-math.Cos(math.Pi*u))/2)
+}
+
 // newPhysiology draws the beat sequence for a clip of the given length.
 //
-// RR intervals: mean 60/hrBPM; their variation has two parts, respiratory
-// sinus arrhythmia (RR longer on expiration, in phase with breathing) and an
-// AR(1) random part (coefficient 0.5) for the rest of the beat-to-beat
-// variability. The variation is then scaled so the successive differences
-// of the RR series have exactly the requested RMSSD and its mean is exactly
-// 60/hrBPM: the ground truth is a property of the sequence, not a target.
-func newPhysiology(rng *rand.Rand, seconds, hrBPM, brPerMin, rmssdMs float64) physiology {
-	rr0 := 60 / hrBPM
+// RR intervals: the trend 60/rate (hr.rr); their variation has two parts,
+// respiratory sinus arrhythmia (RR longer on expiration, in phase with
+// breathing) and an AR(1) random part (coefficient 0.5) for the rest of
+// the beat-to-beat variability. The variation is then scaled so the
+// successive differences of the variation have exactly the requested
+// RMSSD, and its mean is zero: with a steady rate the mean RR interval is
+// exactly 60/rate. The ground truth is always computed from the beats
+// themselves, so a rate change's own contribution to the successive
+// differences (about 1 ms for 20 bpm over 20 s) is in it.
+func newPhysiology(rng *rand.Rand, seconds float64, hr heartTrend, brPerMin, rmssdMs float64) physiology {
+	rr0 := hr.rr(-1)
+	fastest := min(rr0, hr.rr(seconds))
 	p := physiology{
-		br:     breathing{meanHz: brPerMin / 60, phase0: 2 * math.Pi * rng.Float64()},
-		period: rr0,
-		riav:   0.15,
-		riiv:   0.002,
+		br:   breathing{meanHz: brPerMin / 60, phase0: 2 * math.Pi * rng.Float64()},
+		riav: 0.15,
+		riiv: 0.002,
 	}
 	// Beats from one interval before the clip to one after it, so the
 	// wave is defined over the whole clip.
-	n := int((seconds+2*rr0)/rr0*1.3) + 4
+	n := int((seconds+2*rr0)/fastest*1.3) + 4
 	dev := make([]float64, n)
 	t := -rr0
 	ar := 0.0
@@ -70,7 +109,7 @@ func newPhysiology(rng *rand.Rand, seconds, hrBPM, brPerMin, rmssdMs float64) ph
 		ar = 0.5*ar + rng.NormFloat64()
 		// RSA: the heart slows on expiration (value < 0).
 		dev[i] = ar - 1.5*p.br.value(t)
-		t += rr0
+		t += hr.rr(t)
 	}
 	mean := 0.0
 	for _, d := range dev {
@@ -85,13 +124,18 @@ func newPhysiology(rng *rand.Rand, seconds, hrBPM, brPerMin, rmssdMs float64) ph
 		scale = rmssdMs / 1000 / got
 	}
 	p.beats = make([]float64, 0, n+1)
+	p.periods = make([]float64, 0, n+1)
 	t = -rr0 - 0.5*rr0*rng.Float64()
 	for _, d := range dev {
+		rr := hr.rr(t)
 		p.beats = append(p.beats, t)
+		p.periods = append(p.periods, rr)
+		p.period = max(p.period, rr)
 		// A floor of 0.25 s (240 bpm) keeps a wild draw physiological.
-		t += max(0.25, rr0+scale*d)
+		t += max(0.25, rr+scale*d)
 	}
 	p.beats = append(p.beats, t)
+	p.periods = append(p.periods, hr.rr(t))
 	return p
 }
 
@@ -135,7 +179,7 @@ func beatShape(phi float64) float64 {
 }
 
 // pulse is the blood volume pulse at t: the sum of the shapes of the beats
-// begun in the last two mean periods, its amplitude modulated by breathing.
+// begun in the last two periods, its amplitude modulated by breathing.
 // Multiply by the pulse amplitude to get the relative change of skin
 // absorption.
 //
@@ -164,7 +208,7 @@ func (p *physiology) pulse(t float64) float64 {
 	}
 	var v float64
 	for i := lo; i >= 0 && t-p.beats[i] < 2*p.period; i-- {
-		v += beatShape((t - p.beats[i]) / p.period)
+		v += beatShape((t - p.beats[i]) / p.periods[i])
 	}
 	return (v - shapeMean) * (1 + p.riav*p.br.value(t))
 }
@@ -188,6 +232,20 @@ func (p *physiology) truthWindow(seconds float64) (beats []float64, hrBPM, rmssd
 		sum += rr[i]
 	}
 	return beats, 60 / (sum / float64(len(rr))), 1000 * rmssd(rr)
+}
+
+// course is the heart rate at each whole second of [0, seconds): 60 over
+// the RR interval in progress, beats per minute, to 0.01.
+func (p *physiology) course(seconds float64) []float64 {
+	var hr []float64
+	j := 0
+	for t := 0.0; t < seconds; t++ {
+		for j+2 < len(p.beats) && p.beats[j+1] <= t {
+			j++
+		}
+		hr = append(hr, math.Round(6000/(p.beats[j+1]-p.beats[j]))/100)
+	}
+	return hr
 }
 
 // meanBreathing is the mean breathing rate over [0, seconds), breaths per

@@ -58,9 +58,18 @@ type scene struct {
 	faceHeight     float64 // pixels
 	phaseX, phaseY float64
 	gauss          [1024]float32 // standard normal samples for the camera noise
+	sigma          *[256]float32 // the camera noise at each output level (noiseSigma)
+
+	// The webcam effects; nil planes are absent.
+	head  []float32 // 0-1: how much of each pixel is the head, not the wall
+	glare []float32 // light the glasses' lenses reflect, 8-bit levels
+	// pulseScale scales the pulse per channel for the skin tone (tone.go).
+	pulseScale [3]float64
 }
 
-func newScene(c Config, rng *rand.Rand) (*scene, error) {
+// newScene lays out the photo; rng draws what every clip has, webcam the
+// webcam effects.
+func newScene(c Config, rng, webcam *rand.Rand) (*scene, error) {
 	photo, err := photoOnce()
 	if err != nil {
 		return nil, err
@@ -109,6 +118,20 @@ func newScene(c Config, rng *rand.Rand) (*scene, error) {
 	for i := range s.gauss {
 		s.gauss[i] = float32(rng.NormFloat64())
 	}
+	s.sigma = noiseSigma(c)
+	s.pulseScale = [3]float64{1, 1, 1}
+	if c.Pitch != 0 || c.ScreenLight > 0 {
+		s.head = s.headMask()
+	}
+	if c.Melanin > 0 {
+		s.tone(c.Melanin)
+	}
+	if c.Fringe > 0 {
+		s.addFringe(c.Fringe, webcam)
+	}
+	if c.Glasses {
+		s.addGlasses()
+	}
 	return s, nil
 }
 
@@ -150,17 +173,6 @@ func skinMask(photo image.Image) *image.Gray {
 	return out
 }
 
-// lighting is the picture's level at t relative to the photo: the light on
-// the scene times the camera gain, with a slow 1% drift over 40 s (clouds,
-// exposure hunting) and the flicker.
-func (c *Clip) lighting(t float64) float64 {
-	g := c.cfg.Brightness * exposureGain(c.cfg.Brightness) * (1 + 0.01*math.Sin(2*math.Pi*t/40))
-	if c.cfg.FlickerDepth > 0 {
-		g *= 1 + c.cfg.FlickerDepth*math.Sin(2*math.Pi*c.cfg.FlickerHz*t)
-	}
-	return g
-}
-
 // offset is the head's displacement at t, pixels: two incommensurate sways
 // per axis scaled by Motion, plus the small nod breathing gives the head.
 func (c *Clip) offset(t float64) (dx, dy float64) {
@@ -169,6 +181,10 @@ func (c *Clip) offset(t float64) (dx, dy float64) {
 	dx = m * (0.6*math.Sin(2*math.Pi*0.13*t+s.phaseX) + 0.4*math.Sin(2*math.Pi*0.37*t+s.phaseY))
 	dy = m * (0.5*math.Sin(2*math.Pi*0.11*t+s.phaseY) + 0.3*math.Sin(2*math.Pi*0.29*t+s.phaseX))
 	dy += 0.003 * s.faceHeight * c.phys.br.value(t)
+	if c.cfg.Drift > 0 {
+		dx += s.faceHeight * sampleAt(c.pose.dx, t)
+		dy += s.faceHeight * sampleAt(c.pose.dy, t)
+	}
 	return dx, dy
 }
 
@@ -176,65 +192,99 @@ func (c *Clip) offset(t float64) (dx, dy float64) {
 func (c *Clip) Render(i int, dst *image.RGBA) {
 	s := c.scene
 	t := c.times[i]
-	light := float32(c.lighting(t))
+	light := c.lighting(t)
+	faceLight, screen := c.screen.face(t)
 	p, resp := c.phys.pulse(t), c.phys.br.value(t)
 	// Skin gain per channel: blood absorbs, so the skin darkens as the
 	// pulse rises; breathing moves the skin's brightness a little too.
 	var gain [3]float32
 	for ch := range gain {
-		gain[ch] = float32(c.cfg.PulseAmplitude*pulseRatio[ch]*-p + c.phys.riiv*resp)
+		gain[ch] = float32((c.cfg.PulseAmplitude*pulseRatio[ch]*-p + c.phys.riiv*resp) * s.pulseScale[ch])
 	}
 	dx, dy := c.offset(t)
 	ox, oy := float64(s.x0)+dx, float64(s.y0)+dy
-	ix, iy := int(math.Floor(ox)), int(math.Floor(oy))
-	fx, fy := float32(ox-float64(ix)), float32(oy-float64(iy))
+	ix := int(math.Floor(ox))
+	fx := float32(ox - float64(ix))
 	// Canvas pixel x shows photo coordinate x-ox, between photo pixels
-	// x-ix-1 (weight fx) and x-ix (weight 1-fx); likewise in y.
-	w00, w01, w10, w11 := fx*fy, (1-fx)*fy, fx*(1-fy), (1-fx)*(1-fy)
+	// x-ix-1 (weight fx) and x-ix (weight 1-fx); rows likewise, through
+	// the head's pose (scene.rows).
+	rows := make([]rowSource, s.h)
+	s.rows(oy, c.cfg.Pitch+sampleAt(c.pose.pitch, t), rows)
 
 	noise := rand.New(rand.NewPCG(c.noiseK, uint64(i)))
-	sigma := float32(c.cfg.Noise * exposureGain(c.cfg.Brightness))
 	var bits uint64
 	nbits := 0
-	next := func() float32 {
+	next := func() float32 { // a standard normal sample
 		if nbits < 10 {
 			bits, nbits = noise.Uint64(), 64
 		}
 		v := s.gauss[bits&1023]
 		bits >>= 10
 		nbits -= 10
-		return v * sigma
+		return v
 	}
+	shot, sigma := c.cfg.ShotNoise, s.sigma[0]
 	put := func(o int, v float32) {
-		v += next()
+		sg := sigma
+		if shot {
+			sg = s.sigma[min(255, max(0, int(v)))]
+		}
+		v += next() * sg
 		dst.Pix[o] = uint8(min(255, max(0, v+0.5)))
 	}
-	sample := func(plane []float32, j int) float32 {
-		return w00*plane[j] + w01*plane[j+1] + w10*plane[j+s.pw] + w11*plane[j+s.pw+1]
-	}
+	planes := [3][]float32{s.r, s.g, s.b}
 	for y := 0; y < s.h; y++ {
 		row := dst.Pix[y*dst.Stride : y*dst.Stride+4*s.w]
 		// Photo row py (and py+1) lies behind canvas row y.
-		py := y - iy - 1
+		py, fy := rows[y].py, rows[y].fy
+		bl := bilinear{fx * fy, (1 - fx) * fy, fx * (1 - fy), (1 - fx) * (1 - fy), s.pw}
+		// The head's light this row: its shading and the screen's light.
+		var headLight [3]float32
+		for ch := range headLight {
+			headLight[ch] = rows[y].shade*faceLight[ch] - 1
+		}
 		for x := 0; x < s.w; x++ {
 			o := 4 * x
 			px := x - ix - 1
 			if py < 0 || py >= s.ph-1 || px < 0 || px >= s.pw-1 {
 				for ch := range 3 {
-					put(y*dst.Stride+o+ch, light*s.bg[ch])
+					put(y*dst.Stride+o+ch, light[ch]*s.bg[ch])
 				}
 				row[o+3] = 255
 				continue
 			}
 			j := py*s.pw + px
-			a, m := sample(s.alpha, j), sample(s.skin, j)
-			for ch, plane := range [3][]float32{s.r, s.g, s.b} {
-				v := sample(plane, j) * (1 + m*gain[ch])
-				put(y*dst.Stride+o+ch, light*(a*v+(1-a)*s.bg[ch]))
+			a, m := bl.at(s.alpha, j), bl.at(s.skin, j)
+			var hd, gl float32
+			if s.head != nil {
+				hd = bl.at(s.head, j)
+			}
+			if s.glare != nil {
+				gl = screen * bl.at(s.glare, j)
+			}
+			for ch, plane := range planes {
+				v := bl.at(plane, j) * (1 + m*gain[ch])
+				if s.head != nil {
+					v *= 1 + hd*headLight[ch]
+				}
+				v += gl
+				put(y*dst.Stride+o+ch, light[ch]*(a*v+(1-a)*s.bg[ch]))
 			}
 			row[o+3] = 255
 		}
 	}
+}
+
+// bilinear holds the weights of the four photo pixels behind a canvas
+// pixel: (px, py), (px+1, py), (px, py+1), (px+1, py+1); pw is the
+// photo's width.
+type bilinear struct {
+	w00, w01, w10, w11 float32
+	pw                 int
+}
+
+func (b bilinear) at(plane []float32, j int) float32 {
+	return b.w00*plane[j] + b.w01*plane[j+1] + b.w10*plane[j+b.pw] + b.w11*plane[j+b.pw+1]
 }
 
 // Frames renders the clip frame by frame with each frame's capture time. The

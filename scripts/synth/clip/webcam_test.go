@@ -1,0 +1,61 @@
+package clip
+
+import "testing"
+
+// TestWebcamPresets checks that the webcam set spans the conditions it is
+// for, in every value, and that its clips are valid.
+func TestWebcamPresets(t *testing.T) {
+	ps := WebcamPresets()
+	if len(ps) < 24 {
+		t.Fatalf("%d presets, want at least 24", len(ps))
+	}
+	names := map[string]bool{}
+	count := map[string]int{}
+	lo, hi := 1000.0, 0.0
+	for _, p := range ps {
+		c := p.Config
+		if names[p.Name] {
+			t.Errorf("duplicate name %s", p.Name)
+		}
+		names[p.Name] = true
+		if err := c.withDefaults().validate(); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+		if _, _, err := p.Encoding.codecArgs(); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+		if c.Seconds < 45 || c.Seconds > 65 || p.Encoding.BitrateKbps < 100 || p.Encoding.BitrateKbps > 500 {
+			t.Errorf("%s: %.0f s at %d kbit/s, want 45-65 s at 100-500", p.Name, c.Seconds, p.Encoding.BitrateKbps)
+		}
+		if c.PulseAmplitude < 0.002 || c.PulseAmplitude > 0.005 {
+			t.Errorf("%s: pulse %.4f, want 0.002-0.005", p.Name, c.PulseAmplitude)
+		}
+		lo, hi = min(lo, c.HeartRate), max(hi, c.HeartRate)
+		for cond, in := range map[string]bool{
+			"100 kbit/s": p.Encoding.BitrateKbps == 100, "500 kbit/s": p.Encoding.BitrateKbps == 500,
+			"vp9":    p.Encoding.Format == "webm",
+			"rising": c.HeartRateEnd >= c.HeartRate+10, "falling": c.HeartRateEnd != 0 && c.HeartRateEnd < c.HeartRate,
+			"upright": c.Pitch == 0, "bowed": c.Pitch >= 18,
+			"glasses": c.Glasses, "fringe": c.Fringe > 0,
+			"light skin": c.Melanin == 0, "dark skin": c.Melanin >= 0.3,
+			"dim": c.Brightness <= 0.5, "office": c.Brightness >= 1,
+			"exposure steps": c.AutoExposure > 0, "fixed exposure": c.AutoExposure == 0,
+		} {
+			if in {
+				count[cond]++
+			}
+		}
+		if !c.ShotNoise || c.Drift == 0 || c.ScreenLight == 0 {
+			t.Errorf("%s: want shot noise, drift and screen light in every clip", p.Name)
+		}
+	}
+	if lo > 66 || hi < 118 {
+		t.Errorf("starting heart rates %.0f-%.0f, want about 62-122", lo, hi)
+	}
+	for _, cond := range []string{"100 kbit/s", "500 kbit/s", "vp9", "rising", "falling", "upright", "bowed",
+		"glasses", "fringe", "light skin", "dark skin", "dim", "office", "exposure steps", "fixed exposure"} {
+		if count[cond] < 3 {
+			t.Errorf("%d clips %s, want at least 3", count[cond], cond)
+		}
+	}
+}
