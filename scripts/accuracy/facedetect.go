@@ -169,7 +169,7 @@ func regionSkin(c *face.Cascade, frames []labelled) string {
 		n                 int
 		with, byBox       float64
 		minWith, minByBox float64
-		worseBy10 int
+		worseBy10         int
 	}
 	add := func(m map[string]*sums, key string, with, byBox float64) {
 		s := m[key]
