@@ -27,6 +27,11 @@ func TestResume(t *testing.T) {
 		t.Fatalf("resumed: %+v, opened %+v", r, o)
 	}
 	e.stream(c2, o.SessionID, f, 60, 120, origin, 4, nil)
+	// Every frame is in before the takeover: a frame still in flight on
+	// the connection replaced would be lost with it.
+	for v := (vitalsMessage{}); v.FramesReceived < 120; {
+		expect(t, c2, "vitals", 10*time.Second).decode(t, &v)
+	}
 
 	// A third connection takes over from a second that still lives.
 	c3 := e.dial()
