@@ -189,7 +189,10 @@ func TestBackupWhileServing(t *testing.T) {
 			if ended := field(t, body, "status") == "ended"; ended != w.ran {
 				t.Fatalf("%s: status %s", w.id, field(t, body, "status"))
 			}
-			if _, err := os.Stat(filepath.Join(fresh, string(env), "media", w.id, "signal.json")); w.ran && err != nil {
+			// A run in progress when the copy was made is ended by the
+			// restore, with PROCESSOR_FAIL, and its upload was not copied.
+			cut := w.ran && strings.Contains(string(body), `"PROCESSOR_FAIL"`)
+			if _, err := os.Stat(filepath.Join(fresh, string(env), "media", w.id, "signal.json")); w.ran && !cut && err != nil {
 				t.Fatalf("run measure %s restored without its media: %v", w.id, err)
 			}
 			checked++

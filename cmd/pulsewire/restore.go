@@ -21,8 +21,10 @@ const restoreUsage = `Usage: pulsewire restore --from DIR --data-dir D
 Restores the backup in DIR into the data folder D, which must not hold the
 environments restored (a new or empty folder): every file is checked
 against the backup's manifest (size and SHA-256) and each database with
-SQLite's integrity check before anything is put in place. Then start the
-server on D. Prints a summary as JSON.
+SQLite's integrity check before anything is put in place. Measures whose
+run was in progress when the backup was made end with PROCESSOR_FAIL, as
+when a server dies during a run. Then start the server on D. Prints a
+summary as JSON.
 
 Flags:
 `
@@ -62,7 +64,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer os.RemoveAll(tmp)
 	for env, list := range m.Environments {
-		if err := restoreEnvironment(ctx, list, filepath.Join(*from, string(env)), filepath.Join(tmp, string(env))); err != nil {
+		if err := restoreEnvironment(ctx, env, list, filepath.Join(*from, string(env)), filepath.Join(tmp, string(env))); err != nil {
 			return fmt.Errorf("restore %s: %w", env, err)
 		}
 	}
@@ -105,8 +107,11 @@ func readManifest(dir string) (*manifest, error) {
 
 // restoreEnvironment copies one environment of a backup (src) into dst,
 // checking every file against the manifest as it is copied, and the
-// database with SQLite's integrity check.
-func restoreEnvironment(ctx context.Context, list *envBackupList, src, dst string) error {
+// database with SQLite's integrity check. Runs that were in progress when
+// the backup was made can never finish (their uploads were not copied,
+// their server is not this one): they end at once, as the sweep ends the
+// runs of a server that died, with PROCESSOR_FAIL.
+func restoreEnvironment(ctx context.Context, env control.Env, list *envBackupList, src, dst string) error {
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		return err
 	}
@@ -125,6 +130,9 @@ func restoreEnvironment(ctx context.Context, list *envBackupList, src, dst strin
 	err = db.Verify(ctx)
 	db.Close()
 	if err != nil {
+		return err
+	}
+	if err := endCutRuns(ctx, env, dbFile); err != nil {
 		return err
 	}
 	from := &storage.MediaDir{Root: filepath.Join(src, "media")}
@@ -168,4 +176,16 @@ func copyFile(src, dst string) (backupFile, error) {
 		return backupFile{}, err
 	}
 	return backupFile{Bytes: h.n, SHA256: hex.EncodeToString(h.h.Sum(nil))}, nil
+}
+
+// endCutRuns ends every run still in progress in the database file: every
+// server the copy knows of is gone.
+func endCutRuns(ctx context.Context, env control.Env, dbFile string) error {
+	db, err := storage.Open(ctx, dbFile, storage.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = control.NewService(env, db, nil).SweepRuns(ctx, 0)
+	return err
 }
