@@ -230,7 +230,7 @@ func (r *Run) Abandon(ctx context.Context) error {
 	}
 	var err error
 	if r.byRun {
-		err = r.svc.db.DeleteMeasure(ctx, r.client, id)
+		err = r.svc.db.DiscardRun(ctx, r.client, id)
 	} else {
 		err = r.svc.db.ResetMeasure(ctx, r.client, id)
 	}
