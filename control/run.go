@@ -205,6 +205,9 @@ func (r *Run) End(ctx context.Context, res dsp.Result) (storage.Measure, error) 
 		e.Outcome.Features, _ = json.Marshal(res.Features)
 	}
 	m, err := r.svc.db.EndMeasure(ctx, r.client, r.measure.ID, e)
+	if err == nil {
+		r.svc.wakeWebhooks()
+	}
 	if err == nil && creditRefused(m) {
 		r.svc.metrics.CreditRefused(string(r.svc.env))
 	}

@@ -331,8 +331,19 @@ type DueWebhook struct {
 // writes them.
 func (db *DB) ClaimWebhooks(ctx context.Context, n int, lease time.Duration) ([]DueWebhook, error) {
 	now := millis(db.now())
+	// A look on the read pool first: an idle dispatcher, which looks
+	// every second, never takes the writer.
+	var found bool
+	err := db.reader().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+		WHERE outcome = 'pending' AND next_at <= ? AND (leased_until IS NULL OR leased_until <= ?))`, now, now).Scan(&found)
+	if err != nil || !found {
+		if err != nil {
+			err = fmt.Errorf("claim webhooks: %w", err)
+		}
+		return nil, err
+	}
 	var due []DueWebhook
-	err := db.inWrite(ctx, func(tx dbtx) error {
+	err = db.inWrite(ctx, func(tx dbtx) error {
 		due = nil
 		rows, err := tx.Query(ctx,
 			`UPDATE webhook_deliveries SET leased_by = ?, leased_until = ?
