@@ -32,6 +32,9 @@ const (
 // webhookEvents are the events an endpoint may want.
 var webhookEvents = []string{storage.EventMeasureEnded, storage.EventMeasureDeleted}
 
+// WebhookEvents are the events an endpoint may want.
+func WebhookEvents() []string { return slices.Clone(webhookEvents) }
+
 // NewWebhookEndpoint is a client's request for an endpoint.
 type NewWebhookEndpoint struct {
 	URL    string
@@ -69,17 +72,24 @@ func ParseWebhookEndpoint(raw []byte) (NewWebhookEndpoint, error) {
 	case !isArray:
 		p.addf("events must be an array")
 	}
-	for i, item := range items {
-		e, _ := asString(item)
+	for _, item := range items {
+		e, _ := asString(item) // not a string: an unknown event
+		n.Events = append(n.Events, e)
+	}
+	checkWebhookEvents(n.Events, &p)
+	return n, p.err()
+}
+
+// checkWebhookEvents reports in p each event that is unknown or repeated.
+func checkWebhookEvents(events []string, p *problems) {
+	for i, e := range events {
 		switch {
 		case !slices.Contains(webhookEvents, e):
 			p.addf("events.%d must be one of the following values: %s", i, strings.Join(webhookEvents, ", "))
-		case slices.Contains(n.Events, e):
+		case slices.Contains(events[:i], e):
 			p.addf("events.%d: %s is given twice", i, e)
 		}
-		n.Events = append(n.Events, e)
 	}
-	return n, p.err()
 }
 
 // checkWebhookURL checks the form of an endpoint's URL: an absolute http
@@ -163,11 +173,20 @@ func newWebhookSecret() string {
 }
 
 // CreateWebhookEndpoint registers an endpoint of c, with a new secret,
-// once its host passes the address rule; a client holds at most
+// once its URL and events pass the rules of ParseWebhookEndpoint and its
+// host the address rule; a client holds at most
 // MaxWebhookEndpoints of them.
 func (s *Service) CreateWebhookEndpoint(ctx context.Context, c storage.Client, n NewWebhookEndpoint) (storage.WebhookEndpoint, error) {
+	var p problems
 	if err := checkWebhookURL(n.URL); err != nil {
-		return storage.WebhookEndpoint{}, invalidf("%s", err)
+		p.addf("%s", err)
+	}
+	if len(n.Events) == 0 {
+		p.addf("events should not be empty")
+	}
+	checkWebhookEvents(n.Events, &p)
+	if err := p.err(); err != nil {
+		return storage.WebhookEndpoint{}, err
 	}
 	if err := s.checkWebhookHost(ctx, n.URL); err != nil {
 		return storage.WebhookEndpoint{}, err
