@@ -25,6 +25,8 @@ func exercise(m *Metrics) {
 	s.Closed()
 	m.Refused("production", CauseSpent)
 	m.CreditRefused("test")
+	m.WebhookAttempt("production", WebhookRetrying)
+	m.WebhookAttempt("production", WebhookDelivered)
 }
 
 func TestSeries(t *testing.T) {
@@ -40,7 +42,7 @@ pulsewire_session_frames_dropped_total{chain="realtime",env="test",transport="we
 # HELP pulsewire_refusals_total Requests and session openings refused by a limit or a token's state, by environment and cause.
 # TYPE pulsewire_refusals_total counter
 pulsewire_refusals_total{cause="spent",env="production"} 1
-# HELP pulsewire_analysis_queue_depth Runs whose capture is in, waiting for a worker.
+# HELP pulsewire_analysis_queue_depth Runs whose capture is in, waiting for a worker, by environment.
 # TYPE pulsewire_analysis_queue_depth gauge
 pulsewire_analysis_queue_depth{env="production"} 1
 # HELP pulsewire_runs_total Measurement runs admitted, by environment, source and outcome.
@@ -50,9 +52,14 @@ pulsewire_runs_total{env="test",outcome="ended",source="rppg_video"} 1
 # HELP pulsewire_credits_refused_total Measures ended without their variables because the client had no credit left this month, by environment.
 # TYPE pulsewire_credits_refused_total counter
 pulsewire_credits_refused_total{env="test"} 1
+# HELP pulsewire_webhook_deliveries_total Attempts at delivering a webhook, by environment and outcome (delivered, retrying, failed: given up).
+# TYPE pulsewire_webhook_deliveries_total counter
+pulsewire_webhook_deliveries_total{env="production",outcome="delivered"} 1
+pulsewire_webhook_deliveries_total{env="production",outcome="retrying"} 1
 `
 	names := []string{"pulsewire_sessions_open", "pulsewire_session_frames_dropped_total", "pulsewire_refusals_total",
-		"pulsewire_analysis_queue_depth", "pulsewire_runs_total", "pulsewire_credits_refused_total"}
+		"pulsewire_analysis_queue_depth", "pulsewire_runs_total", "pulsewire_credits_refused_total",
+		"pulsewire_webhook_deliveries_total"}
 	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +109,7 @@ func TestHandler(t *testing.T) {
 	m := New()
 	exercise(m)
 	body := scrape(m)
-	for _, want := range []string{"pulsewire_runs_total", "go_goroutines", "pulsewire_analysis_workers 2"} {
+	for _, want := range []string{"pulsewire_runs_total", "go_goroutines", `pulsewire_analysis_workers{env="production"} 2`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("no %s in\n%.2000s", want, body)
 		}
