@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/pulsewire/pulsewire/control/metrics"
 	"github.com/pulsewire/pulsewire/control/webhook"
 	"github.com/pulsewire/pulsewire/storage"
+	"github.com/pulsewire/pulsewire/storage/storagetest"
 )
 
 // withPrivateWebhooks lets webhooks reach loopback, where the tests'
@@ -517,5 +519,86 @@ func TestWebhookEnvironmentsApart(t *testing.T) {
 	}
 	if len(prodRC.requests()) != 1 || len(testRC.requests()) != 1 {
 		t.Fatalf("production endpoint got %d, test endpoint %d", len(prodRC.requests()), len(testRC.requests()))
+	}
+}
+
+// TestWebhooksSeveralInstancesOnPostgres: two servers on one PostgreSQL
+// database deliver the events written by either, each once to each
+// endpoint, retries included.
+func TestWebhooksSeveralInstancesOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	pg, err := storagetest.StartPostgres(ctx, storagetest.PostgresOptions{})
+	if err != nil {
+		storagetest.Unavailable(t, "PostgreSQL", err)
+	}
+	t.Cleanup(func() { pg.Stop() })
+	open := func(instance string) *Service {
+		db, err := storage.OpenPostgres(ctx, pg.URL, "webhooks", storage.Options{Instance: instance})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return NewService(Production, db, nil, AllowPrivateWebhooks())
+	}
+	one, two := open("one"), open("two")
+	acme, _, err := one.CreateClient(ctx, NewClient{Name: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	receivers := []*receiver{
+		newReceiver(t, nil),
+		newReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+			if n%3 == 1 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		}),
+		newReceiver(t, nil),
+	}
+	var endpoints []storage.WebhookEndpoint
+	for _, rc := range receivers {
+		w, err := one.CreateWebhookEndpoint(ctx, acme, NewWebhookEndpoint{URL: rc.URL, Events: webhookEvents})
+		if err != nil {
+			t.Fatal(err)
+		}
+		endpoints = append(endpoints, w)
+	}
+	const events = 8
+	for i := range events {
+		svc := []*Service{one, two}[i%2]
+		id := uuid.NewString()
+		if _, err := svc.db.StartNewMeasure(ctx, acme, id, storage.NewMeasure{}, storage.KindCPPG); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.db.EndMeasure(ctx, acme, id, storage.MeasureEnd{Kind: storage.KindCPPG}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dispatch(t, one, quickDispatch)
+	dispatch(t, two, quickDispatch)
+	for i, w := range endpoints {
+		eventually(t, fmt.Sprintf("endpoint %d has every event delivered", i), func() bool {
+			ds, err := one.WebhookDeliveries(ctx, acme, w.ID)
+			if err != nil || len(ds) != events {
+				return false
+			}
+			for _, d := range ds {
+				if d.Outcome != storage.DeliveryDelivered {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	for i, rc := range receivers {
+		ok := map[string]int{}
+		for _, g := range rc.requests() {
+			ok[verified(t, endpoints[i].Secret, g).ID]++
+		}
+		if len(ok) != events {
+			t.Fatalf("endpoint %d got %d events, want %d", i, len(ok), events)
+		}
+		if i != 1 && len(rc.requests()) != events {
+			t.Fatalf("endpoint %d got %d requests for %d events: %v", i, len(rc.requests()), events, ok)
+		}
 	}
 }
