@@ -74,10 +74,12 @@ func (d Dispatch) withDefaults() Dispatch {
 
 // retryAfter is the wait before the attempt that follows the n-th (n ≥ 1).
 func (d Dispatch) retryAfter(n int) time.Duration {
-	wait := d.MaxRetry
-	if n < 32 {
-		wait = min(d.FirstRetry<<(n-1), d.MaxRetry)
+	wait := d.FirstRetry
+	// Doubled step by step: a shift by n would overflow for long runs.
+	for i := 1; i < n && wait < d.MaxRetry; i++ {
+		wait *= 2
 	}
+	wait = min(wait, d.MaxRetry)
 	return wait - rand.N(wait/2+1)
 }
 

@@ -602,3 +602,17 @@ func TestWebhooksSeveralInstancesOnPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookBackoff: the waits double from the first to the longest, each
+// shortened by at most half, however many attempts came before.
+func TestWebhookBackoff(t *testing.T) {
+	d := Dispatch{}.withDefaults()
+	for n := 1; n <= 200; n++ {
+		full := min(30*time.Second*time.Duration(1<<min(n-1, 20)), time.Hour)
+		for range 20 {
+			if w := d.retryAfter(n); w < full/2 || w > full {
+				t.Fatalf("wait after attempt %d: %s, want within [%s, %s]", n, w, full/2, full)
+			}
+		}
+	}
+}

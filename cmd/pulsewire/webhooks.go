@@ -18,6 +18,9 @@ func clientWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer
 		return errUsage
 	}
 	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stderr, clientUsage)
+		return nil
 	case "add":
 		return webhooksAdd(ctx, args[1:], stdout, stderr)
 	case "list":
