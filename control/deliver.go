@@ -30,6 +30,9 @@ const (
 	// maxInFlight bounds the attempts one dispatcher makes at once: one
 	// per endpoint, so this many endpoints are posted to in parallel.
 	maxInFlight = 32
+	// DeliveryLogKept is how long a delivered or given-up delivery stays
+	// in its endpoint's log; a pending one stays until it is done.
+	DeliveryLogKept = 30 * 24 * time.Hour
 	// maxAnswerRead bounds what is read of an endpoint's answer, which is
 	// only drained so that the connection can be reused.
 	maxAnswerRead = 64 << 10
@@ -94,7 +97,8 @@ func (s *Service) wakeWebhooks() {
 // DeliverWebhooks posts the environment's webhooks until ctx ends: it
 // claims the due deliveries of the outbox (several instances on one
 // database share them out), posts each to its endpoint, and records the
-// attempt. Attempts run apart from each other and from the runs, so a slow
+// attempt; every hour it forgets the deliveries done for longer than
+// DeliveryLogKept. Attempts run apart from each other and from the runs, so a slow
 // endpoint holds up only its own deliveries. Until ctx ends it returns
 // only once the attempts in flight have ended; those it cut short are
 // released, to be made again at once by whichever instance claims them.
@@ -108,6 +112,9 @@ func (s *Service) DeliverWebhooks(ctx context.Context, d Dispatch) {
 	log := d.Logger.With("env", string(s.env))
 	tick := time.NewTicker(d.Poll)
 	defer tick.Stop()
+	forget := time.NewTicker(time.Hour)
+	defer forget.Stop()
+	s.forgetDeliveries(ctx, log)
 	var (
 		running sync.WaitGroup
 		slots   = make(chan struct{}, maxInFlight)
@@ -137,7 +144,17 @@ func (s *Service) DeliverWebhooks(ctx context.Context, d Dispatch) {
 			return
 		case <-tick.C:
 		case <-s.webhookWake:
+		case <-forget.C:
+			s.forgetDeliveries(ctx, log)
 		}
+	}
+}
+
+// forgetDeliveries removes from the delivery logs what is done and older
+// than DeliveryLogKept.
+func (s *Service) forgetDeliveries(ctx context.Context, log *slog.Logger) {
+	if _, err := s.db.ForgetWebhookDeliveries(ctx, s.db.Now().Add(-DeliveryLogKept)); err != nil && ctx.Err() == nil {
+		log.Error("webhooks: forgetting old deliveries", "err", err)
 	}
 }
 

@@ -453,6 +453,17 @@ func (db *DB) ReleaseWebhooks(ctx context.Context) error {
 	return nil
 }
 
+// ForgetWebhookDeliveries removes the deliveries delivered or given up
+// whose event happened before before, and returns how many: the delivery
+// log keeps a bounded past. Pending deliveries stay, however old.
+func (db *DB) ForgetWebhookDeliveries(ctx context.Context, before time.Time) (int64, error) {
+	res, err := db.writer().Exec(ctx, `DELETE FROM webhook_deliveries WHERE outcome <> 'pending' AND event_at < ?`, millis(before))
+	if err != nil {
+		return 0, fmt.Errorf("forget webhook deliveries: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 // nullInt64 is n, or NULL for 0.
 func nullInt64(n int64) any {
 	if n == 0 {

@@ -192,6 +192,10 @@ func TestWebhookClaims(t *testing.T) {
 			t.Fatalf("delivered: %q %v", out, err)
 		}
 		claim(one, 0)
+		// Done, but not older than the limit: kept.
+		if n, err := one.ForgetWebhookDeliveries(ctx, other[0].Event.CreatedAt); err != nil || n != 0 {
+			t.Fatalf("forgot %d recent deliveries (%v)", n, err)
+		}
 		clock.advance(time.Minute)
 		// Reopened (a restart), the pending delivery is still there, and a
 		// claim whose instance died expires.
@@ -228,6 +232,10 @@ func TestWebhookClaims(t *testing.T) {
 		}
 		if _, err := one.RedeliverWebhook(ctx, acme, w.ID, uuid.NewString()); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("redeliver of no delivery: %v", err)
+		}
+		// The log forgets what is done and old, never what is pending.
+		if n, err := one.ForgetWebhookDeliveries(ctx, clock.now().Add(time.Hour)); err != nil || n != 0 {
+			t.Fatalf("forgot %d pending deliveries (%v)", n, err)
 		}
 		claim(one, 1)
 		// Deleting the endpoint drops its deliveries, claimed ones too.
@@ -289,6 +297,45 @@ func TestWebhookClaimsConcurrent(t *testing.T) {
 			if n != 1 {
 				t.Fatalf("delivery %s claimed %d times", id, n)
 			}
+		}
+	})
+}
+
+// TestForgetWebhookDeliveries: the deliveries done before the limit go;
+// later ones, and pending ones of any age, stay.
+func TestForgetWebhookDeliveries(t *testing.T) {
+	engines(t, func(t *testing.T, e *testEngine) {
+		ctx := context.Background()
+		clock := &testClock{t: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
+		db := e.open(t, Options{Now: clock.now})
+		acme := newTestClient(t, db, "acme")
+		w, err := db.CreateWebhookEndpoint(ctx, acme, "https://a.example/", bothEvents, "s", 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := uuid.NewString()
+		if _, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{}, KindCPPG); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.EndMeasure(ctx, acme, id, end(false)); err != nil {
+			t.Fatal(err)
+		}
+		due, err := db.ClaimWebhooks(ctx, 1, time.Minute)
+		if err != nil || len(due) != 1 {
+			t.Fatalf("claimed %d (%v)", len(due), err)
+		}
+		if _, err := db.RecordWebhookAttempt(ctx, due[0].ID, WebhookAttempt{Status: 200, Delivered: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteMeasure(ctx, acme, id); err != nil { // measure.deleted stays pending
+			t.Fatal(err)
+		}
+		clock.advance(time.Hour)
+		if n, err := db.ForgetWebhookDeliveries(ctx, clock.now()); err != nil || n != 1 {
+			t.Fatalf("forgot %d (%v), want the delivered one", n, err)
+		}
+		if ds, err := db.WebhookDeliveries(ctx, acme, w.ID); err != nil || len(ds) != 1 || ds[0].Event.Type != EventMeasureDeleted {
+			t.Fatalf("left %+v %v", ds, err)
 		}
 	})
 }
