@@ -133,6 +133,7 @@ func NewAPI(svc *Service, opts Options) *API {
 	api.DELETE("/measures/:id", a.handle(a.deleteMeasure))
 	api.GET("/external-users/:externalId", a.handle(a.externalUser))
 	a.runRoutes(api)
+	a.webhookRoutes(api)
 	return a
 }
 

@@ -87,6 +87,12 @@ func (s *Service) DeactivateClient(ctx context.Context, id string) (storage.Clie
 	return s.db.DeactivateClient(ctx, id)
 }
 
+// Client returns client id, for the operator's commands; NotFound when
+// there is none.
+func (s *Service) Client(ctx context.Context, id string) (storage.Client, error) {
+	return s.db.ClientByID(ctx, id)
+}
+
 // Clients lists every client of the environment.
 func (s *Service) Clients(ctx context.Context) ([]storage.Client, error) {
 	return s.db.Clients(ctx)

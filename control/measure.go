@@ -168,7 +168,11 @@ func (s *Service) DeleteMeasure(ctx context.Context, c storage.Client, id string
 	if err := s.media.Remove(ctx, m.ID); err != nil {
 		return err
 	}
-	return s.db.DeleteMeasure(ctx, c, m.ID)
+	if err := s.db.DeleteMeasure(ctx, c, m.ID); err != nil {
+		return err
+	}
+	s.wakeWebhooks()
+	return nil
 }
 
 // Measures lists a page of c's measures.

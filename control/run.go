@@ -205,6 +205,9 @@ func (r *Run) End(ctx context.Context, res dsp.Result) (storage.Measure, error) 
 		e.Outcome.Features, _ = json.Marshal(res.Features)
 	}
 	m, err := r.svc.db.EndMeasure(ctx, r.client, r.measure.ID, e)
+	if err == nil {
+		r.svc.wakeWebhooks()
+	}
 	if err == nil && creditRefused(m) {
 		r.svc.metrics.CreditRefused(string(r.svc.env))
 	}
@@ -230,7 +233,7 @@ func (r *Run) Abandon(ctx context.Context) error {
 	}
 	var err error
 	if r.byRun {
-		err = r.svc.db.DeleteMeasure(ctx, r.client, id)
+		err = r.svc.db.DiscardRun(ctx, r.client, id)
 	} else {
 		err = r.svc.db.ResetMeasure(ctx, r.client, id)
 	}

@@ -353,6 +353,10 @@ func TestSweepRuns(t *testing.T) {
 	if err := e.svc.Join(ctx, Upkeep{Address: "127.0.0.1:2", RunLimit: limit}); err != nil {
 		t.Fatal(err)
 	}
+	hook, err := e.db.CreateWebhookEndpoint(ctx, acme, "https://hooks.example/", []string{storage.EventMeasureEnded}, "s", MaxWebhookEndpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
 	twoStep, _ := e.svc.CreateMeasure(ctx, acme, storage.NewMeasure{DesiredVariables: []string{"hr"}})
 	cut, err := dead.StartRun(ctx, acme, RunOf{MeasureID: twoStep.ID}, storage.KindCPPG)
 	if err != nil {
@@ -409,6 +413,16 @@ func TestSweepRuns(t *testing.T) {
 	}
 	if _, err := cut.End(ctx, result()); ErrorCode(err) != NotFound {
 		t.Fatalf("end of a swept run: %v", err)
+	}
+	// A swept run ends its measure like any other: the client's webhook
+	// learns of all three ends, once each.
+	ds, err := e.db.WebhookDeliveries(ctx, acme, hook.ID)
+	ended := map[string]bool{}
+	for _, d := range ds {
+		ended[d.Event.MeasureID] = d.Event.Type == storage.EventMeasureEnded
+	}
+	if err != nil || len(ds) != 3 || !ended[cut.Measure().ID] || !ended[newCut.Measure().ID] || !ended[live.Measure().ID] {
+		t.Fatalf("webhook deliveries %+v %v, want one measure.ended for each of the 3 runs", ds, err)
 	}
 }
 

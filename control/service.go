@@ -47,6 +47,11 @@ type Service struct {
 	media   storage.Media
 	scratch storage.Media    // non-nil: no media are kept (KeepNoMedia)
 	metrics *metrics.Metrics // nil: nothing is counted
+	// allowPrivateWebhooks lets webhooks reach loopback and private
+	// addresses (AllowPrivateWebhooks).
+	allowPrivateWebhooks bool
+	// webhookWake tells the dispatcher that a delivery may be due now.
+	webhookWake chan struct{}
 }
 
 // ServiceOption adjusts a Service as NewService makes it.
@@ -55,7 +60,7 @@ type ServiceOption func(*Service)
 // NewService returns the control plane of env over db and media. Its clock
 // and calendar are the store's (storage.Options).
 func NewService(env Env, db *storage.DB, media storage.Media, opts ...ServiceOption) *Service {
-	s := &Service{env: env, db: db, media: media}
+	s := &Service{env: env, db: db, media: media, webhookWake: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -65,6 +70,14 @@ func NewService(env Env, db *storage.DB, media storage.Media, opts ...ServiceOpt
 // WithMetrics counts what the environment's API, runs and sessions do in m.
 func WithMetrics(m *metrics.Metrics) ServiceOption {
 	return func(s *Service) { s.metrics = m }
+}
+
+// AllowPrivateWebhooks lets webhook endpoints be on loopback, private,
+// link-local and other internal addresses, which are refused by default so
+// that a client cannot make the server call into its own network: for a
+// server whose clients' backends are on its own network, and for tests.
+func AllowPrivateWebhooks() ServiceOption {
+	return func(s *Service) { s.allowPrivateWebhooks = true }
 }
 
 // Metrics is where the environment is counted; nil (which counts nothing)

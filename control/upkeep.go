@@ -156,6 +156,7 @@ func (s *Service) SweepRuns(ctx context.Context, runLimit time.Duration) (int, e
 			return ended, fmt.Errorf("sweep run of %s: %w", m.ID, err)
 		default:
 			ended++
+			s.wakeWebhooks()
 		}
 	}
 	_, err = s.db.ForgetInstances(ctx, gone)

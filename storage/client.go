@@ -92,6 +92,11 @@ func (db *DB) ClientByKeyHash(ctx context.Context, hash []byte) (Client, error) 
 	return findClient(ctx, db.reader(), "api_key_hash", hash)
 }
 
+// ClientByID returns client id, active or not.
+func (db *DB) ClientByID(ctx context.Context, id string) (Client, error) {
+	return findClient(ctx, db.reader(), "id", id)
+}
+
 // findClient reads the client whose column equals value.
 func findClient(ctx context.Context, q dbtx, column string, value any) (Client, error) {
 	c, err := scanClient(q.QueryRow(ctx, `SELECT `+clientColumns+` FROM clients WHERE `+column+` = ?`, value))

@@ -21,6 +21,9 @@ type engine struct {
 	// transaction ends. SQLite needs none: its write transactions run one
 	// at a time, which is a lock on everything.
 	forUpdate string
+	// skipLocked ends a SELECT that claims rows: it locks them and passes
+	// over those another transaction holds. SQLite needs none, as above.
+	skipLocked string
 	// readTx opens a read transaction: one snapshot for all its queries.
 	readTx sql.TxOptions
 	// lightBefore and lightInside make a transaction's commit skip the wait
@@ -48,6 +51,7 @@ var postgresEngine = &engine{
 	name:        "postgres",
 	dollar:      true,
 	forUpdate:   " FOR UPDATE",
+	skipLocked:  " FOR UPDATE SKIP LOCKED",
 	readTx:      sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},
 	lightInside: "SET LOCAL synchronous_commit = off",
 	retryable: func(err error) bool {

@@ -189,11 +189,31 @@ func (db *DB) Measure(ctx context.Context, c Client, id string) (Measure, error)
 	return m, nil
 }
 
-// DeleteMeasure removes c's measure id and its place in the tag index. The
-// caller removes the media first. Of concurrent deletions exactly one
-// succeeds; the others, like a deletion of a missing measure, get ErrNotFound.
+// DeleteMeasure removes c's measure id and its place in the tag index, and
+// writes the measure.deleted webhooks of c's endpoints in the same
+// transaction. The caller removes the media first. Of concurrent deletions
+// exactly one succeeds; the others, like a deletion of a missing measure,
+// get ErrNotFound.
 func (db *DB) DeleteMeasure(ctx context.Context, c Client, id string) error {
-	err := db.inWrite(ctx, func(tx dbtx) error { return deleteMeasure(ctx, tx, c.key, id) })
+	return db.deleteMeasure(ctx, c, id, true)
+}
+
+// DiscardRun removes c's new measure id whose create-and-run failed, as
+// DeleteMeasure but without an event: for its client the measure never
+// existed.
+func (db *DB) DiscardRun(ctx context.Context, c Client, id string) error {
+	return db.deleteMeasure(ctx, c, id, false)
+}
+
+func (db *DB) deleteMeasure(ctx context.Context, c Client, id string, notify bool) error {
+	at := db.stamp()
+	err := db.inWrite(ctx, func(tx dbtx) error {
+		m, err := deleteMeasure(ctx, tx, c.key, id)
+		if err != nil || !notify {
+			return err
+		}
+		return enqueueWebhooks(ctx, tx, c.key, EventMeasureDeleted, m, at)
+	})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("delete measure %s: %w", id, err)
 	}
@@ -201,23 +221,31 @@ func (db *DB) DeleteMeasure(ctx context.Context, c Client, id string) error {
 }
 
 // deleteMeasure removes measure id of the client with that key, and its
-// place in the tag index; ErrNotFound when there is no such measure.
-func deleteMeasure(ctx context.Context, tx dbtx, client int64, id string) error {
+// place in the tag index, and returns its id, status and kind as they were;
+// ErrNotFound when there is no such measure.
+func deleteMeasure(ctx context.Context, tx dbtx, client int64, id string) (Measure, error) {
 	if err := lockClient(ctx, tx, client); err != nil {
-		return err
+		return Measure{}, err
 	}
-	var set int64
-	err := tx.QueryRow(ctx, `DELETE FROM measures WHERE id = ? AND client = ? RETURNING tag_set`, id, client).Scan(&set)
+	var (
+		set    int64
+		m      = Measure{ID: id}
+		status string
+		kind   sql.NullString
+	)
+	err := tx.QueryRow(ctx, `DELETE FROM measures WHERE id = ? AND client = ? RETURNING tag_set, status, kind`, id, client).
+		Scan(&set, &status, &kind)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
+		return Measure{}, ErrNotFound
 	}
 	if err != nil {
-		return err
+		return Measure{}, err
 	}
+	m.Status, m.Kind = Status(status), Kind(kind.String)
 	if _, err := tx.Exec(ctx, `UPDATE clients SET measures = measures - 1 WHERE key = ?`, client); err != nil {
-		return err
+		return Measure{}, err
 	}
-	return removeFromTagSet(ctx, tx, set)
+	return m, removeFromTagSet(ctx, tx, set)
 }
 
 // ExternalUser is the calibration status of a person.

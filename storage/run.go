@@ -104,7 +104,9 @@ type MeasureEnd struct {
 // the client's lock, so N concurrent ends with k credits left, on any
 // number of instances, charge exactly k. A measure no longer started
 // (deleted during its run, or ended by a sweep) is ErrNotFound and nothing
-// is charged.
+// is charged. The same transaction writes the measure.ended webhooks of
+// the client's endpoints (see enqueueWebhooks), so an ended measure never
+// misses its event.
 func (db *DB) EndMeasure(ctx context.Context, c Client, id string, e MeasureEnd) (Measure, error) {
 	var m Measure
 	ended := db.stamp()
@@ -146,7 +148,10 @@ func (db *DB) EndMeasure(ctx context.Context, c Client, id string, e MeasureEnd)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return enqueueWebhooks(ctx, tx, c.key, EventMeasureEnded, m, ended)
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Measure{}, fmt.Errorf("end measure %s: %w", id, err)

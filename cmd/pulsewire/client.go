@@ -23,6 +23,9 @@ const clientUsage = `Usage:
   pulsewire client list --env production|test [--data-dir D]
   pulsewire client update ID --env production|test [--data-dir D] [--variables ...] [--monthly-credits N|unlimited]
   pulsewire client deactivate ID --env production|test [--data-dir D]
+  pulsewire client webhooks add ID --url URL --env production|test [--data-dir D] [--events measure.ended,measure.deleted]
+  pulsewire client webhooks list ID --env production|test [--data-dir D]
+  pulsewire client webhooks remove ID ENDPOINT_ID --env production|test [--data-dir D]
 
 Administers the clients (company accounts) of one environment, safely while
 the server runs. --env is required, and so is --name for create.
@@ -34,6 +37,12 @@ create prints {"id","name","env","apiKey"}: the API key is shown this once
 and only its hash is kept. --variables defaults to every variable,
 --monthly-credits to unlimited. A deactivated client's key and tokens stop
 working on their next request, on every instance of the server.
+
+webhooks administers the endpoints a client's measure events are posted
+to, as the client does with /webhook-endpoints: add prints the endpoint
+with its signing secret, shown this once; --events defaults to both
+events. An endpoint on a loopback or private address is refused unless
+--webhook-allow-private is given (the server needs it too, to post there).
 
 With several instances on PostgreSQL, give the database as the server has
 it: --database-url postgres://... (or PULSEWIRE_DATABASE_URL) instead of
@@ -50,6 +59,8 @@ type clientFlags struct {
 	name           string
 	variables      string
 	monthlyCredits string
+	url, events    string
+	allowPrivate   bool
 }
 
 func newClientFlags(sub string, stderr io.Writer, extra ...string) *clientFlags {
@@ -70,6 +81,10 @@ func newClientFlags(sub string, stderr io.Writer, extra ...string) *clientFlags 
 			f.fs.StringVar(&f.variables, "variables", "", "comma-separated variables the client is entitled to")
 		case "monthly-credits":
 			f.fs.StringVar(&f.monthlyCredits, "monthly-credits", "", "measurements per calendar month (UTC), or unlimited")
+		case "url":
+			f.fs.StringVar(&f.url, "url", "", "the http or https URL events are posted to")
+			f.fs.StringVar(&f.events, "events", strings.Join(control.WebhookEvents(), ","), "comma-separated events the endpoint wants")
+			f.fs.BoolVar(&f.allowPrivate, "webhook-allow-private", false, "allow an endpoint on a loopback, private or link-local address")
 		}
 	}
 	withEnvNames(f.fs)
@@ -129,8 +144,12 @@ func (f *clientFlags) open(ctx context.Context) (*control.Service, *storage.DB, 
 	if err != nil {
 		return nil, nil, err
 	}
+	var opts []control.ServiceOption
+	if f.allowPrivate {
+		opts = append(opts, control.AllowPrivateWebhooks())
+	}
 	// A client has no media: the commands never reach them.
-	return control.NewService(env, db, nil), db, nil
+	return control.NewService(env, db, nil, opts...), db, nil
 }
 
 // variablesFlag reads --variables: names separated by commas; empty means
@@ -176,6 +195,8 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		run = clientUpdate
 	case "deactivate":
 		run = clientDeactivate
+	case "webhooks":
+		run = clientWebhooks
 	default:
 		fmt.Fprintf(stderr, "pulsewire client: unknown subcommand %q\n\n%s", args[0], clientUsage)
 		return errUsage

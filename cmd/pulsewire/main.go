@@ -21,7 +21,7 @@ type command struct {
 // commands lists the subcommands in the order the help shows them.
 var commands = []command{
 	{"serve", "serve the Production and Test APIs", runServe},
-	{"client", "create, list, update and deactivate clients (API keys)", runClient},
+	{"client", "create, list, update and deactivate clients (API keys), and their webhook endpoints", runClient},
 	{"analyze", "measure a video, images or a signal file offline and print the result", runAnalyze},
 	{"backup", "copy both environments' databases and media, while the server runs", runBackup},
 	{"restore", "put a backup in place in a new data folder", runRestore},

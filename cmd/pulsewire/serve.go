@@ -58,6 +58,7 @@ type serveConfig struct {
 	sessions                 session.Config
 	adminAddr                string
 	keepMedia                bool
+	webhookAllowPrivate      bool
 }
 
 func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
@@ -87,6 +88,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.IntVar(&cfg.sessions.MaxSessions, "max-sessions", session.DefaultMaxSessions, "sessions open at once, both environments together")
 	fs.StringVar(&cfg.sessions.WebRTCPublicIP, "webrtc-public-ip", "", "IPv4 address WebRTC clients reach this machine at behind a 1:1 NAT, published instead of the local address (not for a loopback listener)")
 	fs.BoolVar(&cfg.keepMedia, "keep-media", true, "keep each upload (video, images, captures, signal) as its measure's media until the measure is deleted; false analyses it from <data-dir>/<env>/scratch and removes it before the measure ends")
+	fs.BoolVar(&cfg.webhookAllowPrivate, "webhook-allow-private", false, "let clients register webhook endpoints on loopback, private, link-local and other internal addresses, and post to them; off, such endpoints are refused so that no client can make the server call into its own network")
 	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "address of the admin listener: Prometheus metrics at /metrics, /healthz and /readyz; off when empty, loopback when the host is left out (:9090)")
 	fs.Var(&cfg.sessions.WebRTCPorts, "webrtc-udp-ports", "UDP port range `min-max` WebRTC takes its ports from, e.g. 50000-50100, for a firewall to open (default any port)")
 	fs.Usage = func() {
@@ -241,9 +243,13 @@ func (s *server) open(ctx context.Context) error {
 }
 
 // serviceOptions are how the server runs env's control plane: counted
-// when metrics are served, and without media when told to keep none.
+// when metrics are served, without media when told to keep none, and
+// posting webhooks to private addresses when told to.
 func (s *server) serviceOptions(env control.Env) ([]control.ServiceOption, error) {
 	opts := []control.ServiceOption{control.WithMetrics(s.metrics)}
+	if s.cfg.webhookAllowPrivate {
+		opts = append(opts, control.AllowPrivateWebhooks())
+	}
 	if !s.cfg.keepMedia {
 		scratch, err := storage.NewMediaDir(filepath.Join(s.cfg.store.dataDir, string(env), "scratch"))
 		if err != nil {
@@ -294,7 +300,8 @@ func mountedRoutes(svc *control.Service, sessions *session.Server, cfg *serveCon
 // serve answers requests until ctx ends, then stops accepting, lets the
 // requests in flight finish (up to --shutdown-timeout) and returns. Beside
 // the listeners, each environment keeps up with the other instances
-// (control.Service.KeepUp) until its sessions have ended.
+// (control.Service.KeepUp) and delivers its webhooks
+// (control.Service.DeliverWebhooks) until its sessions have ended.
 func (s *server) serve(ctx context.Context) error {
 	errs := make(chan error, len(s.envs)+1)
 	upkeep, stopUpkeep := context.WithCancel(context.WithoutCancel(ctx))
@@ -304,6 +311,7 @@ func (s *server) serve(ctx context.Context) error {
 	for _, e := range s.envs {
 		go func() { errs <- e.srv.Serve(e.ln) }()
 		kept.Go(func() { e.svc.KeepUp(upkeep, e.upkeep) })
+		kept.Go(func() { e.svc.DeliverWebhooks(upkeep, control.Dispatch{Logger: s.log}) })
 	}
 	if s.admin != nil {
 		go func() { errs <- s.admin.serve() }()

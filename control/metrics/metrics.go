@@ -1,14 +1,16 @@
 // Package metrics counts what an operator watches a running server by, in
 // Prometheus's form: requests by route and status with their latency,
 // measurement runs by source and outcome, the analysis queue, open live
-// sessions, dropped frames, refusals by cause and refused credits.
+// sessions, dropped frames, refusals by cause, refused credits and webhook
+// deliveries by outcome.
 //
 // No label ever holds an id, a key, a token or a person's data: a label
 // value is an environment name, an HTTP method from a fixed list, a route
 // pattern (never the path itself), a status code, or one of the constants
 // of this package. The typed label values (Source, Outcome, Cause, Chain,
-// Transport) make that visible at every call site: a string read from a
-// request cannot become one without a conversion a reviewer sees.
+// Transport, WebhookOutcome) make that visible at every call site: a string
+// read from a request cannot become one without a conversion a reviewer
+// sees.
 //
 // A nil *Metrics counts nothing, so the server's code calls it the same
 // whether metrics are served or not.
@@ -36,8 +38,7 @@ type Metrics struct {
 	framesDropped  *prometheus.CounterVec
 	refusals       *prometheus.CounterVec
 	creditsRefused *prometheus.CounterVec
-	// Webhook deliveries by outcome belong here, counted the same way
-	// (env and a fixed outcome), when the server delivers webhooks.
+	webhooks       *prometheus.CounterVec
 }
 
 // latencyBuckets are the request latencies told apart, in seconds: from a
@@ -81,11 +82,15 @@ func New() *Metrics {
 			Name: "pulsewire_credits_refused_total",
 			Help: "Measures ended without their variables because the client had no credit left this month, by environment.",
 		}, []string{"env"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pulsewire_webhook_deliveries_total",
+			Help: "Attempts at delivering a webhook, by environment and outcome (delivered, retrying, failed: given up).",
+		}, []string{"env", "outcome"}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.runs, m.analysisWait, m.sessions, m.framesDropped, m.refusals, m.creditsRefused,
+		m.requests, m.runs, m.analysisWait, m.sessions, m.framesDropped, m.refusals, m.creditsRefused, m.webhooks,
 	)
 	return m
 }
@@ -298,4 +303,22 @@ func (m *Metrics) CreditRefused(env string) {
 		return
 	}
 	m.creditsRefused.WithLabelValues(env).Inc()
+}
+
+// WebhookOutcome is how an attempt at delivering a webhook ended.
+type WebhookOutcome string
+
+// The outcomes of a webhook attempt.
+const (
+	WebhookDelivered WebhookOutcome = "delivered" // the endpoint answered 2xx
+	WebhookRetrying  WebhookOutcome = "retrying"  // no 2xx: it is tried again later
+	WebhookFailed    WebhookOutcome = "failed"    // no 2xx, and its retry window is over: given up
+)
+
+// WebhookAttempt counts an attempt at delivering a webhook of env.
+func (m *Metrics) WebhookAttempt(env string, outcome WebhookOutcome) {
+	if m == nil {
+		return
+	}
+	m.webhooks.WithLabelValues(env, string(outcome)).Inc()
 }

@@ -25,6 +25,8 @@ func exercise(m *Metrics) {
 	s.Closed()
 	m.Refused("production", CauseSpent)
 	m.CreditRefused("test")
+	m.WebhookAttempt("production", WebhookRetrying)
+	m.WebhookAttempt("production", WebhookDelivered)
 }
 
 func TestSeries(t *testing.T) {
@@ -50,9 +52,14 @@ pulsewire_runs_total{env="test",outcome="ended",source="rppg_video"} 1
 # HELP pulsewire_credits_refused_total Measures ended without their variables because the client had no credit left this month, by environment.
 # TYPE pulsewire_credits_refused_total counter
 pulsewire_credits_refused_total{env="test"} 1
+# HELP pulsewire_webhook_deliveries_total Attempts at delivering a webhook, by environment and outcome (delivered, retrying, failed: given up).
+# TYPE pulsewire_webhook_deliveries_total counter
+pulsewire_webhook_deliveries_total{env="production",outcome="delivered"} 1
+pulsewire_webhook_deliveries_total{env="production",outcome="retrying"} 1
 `
 	names := []string{"pulsewire_sessions_open", "pulsewire_session_frames_dropped_total", "pulsewire_refusals_total",
-		"pulsewire_analysis_queue_depth", "pulsewire_runs_total", "pulsewire_credits_refused_total"}
+		"pulsewire_analysis_queue_depth", "pulsewire_runs_total", "pulsewire_credits_refused_total",
+		"pulsewire_webhook_deliveries_total"}
 	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,250 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pulsewire/pulsewire/storage"
+)
+
+// Webhooks tell a client's backend that one of its measures ended or was
+// deleted: the client registers endpoints (URLs) with the events they
+// want, and each event is posted to them, signed with the endpoint's
+// secret (see DeliverWebhooks and the webhook package).
+
+// Limits of a webhook endpoint.
+const (
+	// MaxWebhookEndpoints is how many endpoints a client may hold.
+	MaxWebhookEndpoints = 16
+	// maxWebhookURL bounds an endpoint's URL, in bytes.
+	maxWebhookURL = 2048
+)
+
+// webhookEvents are the events an endpoint may want.
+var webhookEvents = []string{storage.EventMeasureEnded, storage.EventMeasureDeleted}
+
+// WebhookEvents are the events an endpoint may want.
+func WebhookEvents() []string { return slices.Clone(webhookEvents) }
+
+// NewWebhookEndpoint is a client's request for an endpoint.
+type NewWebhookEndpoint struct {
+	URL    string
+	Events []string
+}
+
+// ParseWebhookEndpoint reads the body of POST /webhook-endpoints:
+// {"url": "https://...", "events": ["measure.ended", ...]}.
+func ParseWebhookEndpoint(raw []byte) (NewWebhookEndpoint, error) {
+	var (
+		n NewWebhookEndpoint
+		p problems
+	)
+	o, ok := decodeObject(raw)
+	if !ok {
+		return n, invalidf("the body must be a JSON object")
+	}
+	o.unknown(&p, "", "url", "events")
+	u, isString := asString(o["url"])
+	switch {
+	case !o.given("url"):
+		p.addf("url should not be empty")
+	case !isString:
+		p.addf("url must be a string")
+	default:
+		if err := checkWebhookURL(u); err != nil {
+			p.addf("%s", err)
+		}
+		n.URL = u
+	}
+	items, isArray := asArray(o["events"])
+	switch {
+	case !o.given("events") || (isArray && len(items) == 0):
+		p.addf("events should not be empty")
+	case !isArray:
+		p.addf("events must be an array")
+	}
+	for _, item := range items {
+		e, _ := asString(item) // not a string: an unknown event
+		n.Events = append(n.Events, e)
+	}
+	checkWebhookEvents(n.Events, &p)
+	return n, p.err()
+}
+
+// checkWebhookEvents reports in p each event that is unknown or repeated.
+func checkWebhookEvents(events []string, p *problems) {
+	for i, e := range events {
+		switch {
+		case !slices.Contains(webhookEvents, e):
+			p.addf("events.%d must be one of the following values: %s", i, strings.Join(webhookEvents, ", "))
+		case slices.Contains(events[:i], e):
+			p.addf("events.%d: %s is given twice", i, e)
+		}
+	}
+}
+
+// checkWebhookURL checks the form of an endpoint's URL: an absolute http
+// or https URL with a host, without a user or password (they would show in
+// every listing), of at most maxWebhookURL bytes.
+func checkWebhookURL(s string) error {
+	if len(s) > maxWebhookURL {
+		return fmt.Errorf("url must be shorter than or equal to %d characters", maxWebhookURL)
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "":
+		return errors.New("url must be an http or https URL with a host")
+	case u.User != nil:
+		return errors.New("url must not hold a user name or password")
+	}
+	return nil
+}
+
+// errPrivateAddress: an endpoint's host is, or resolves to, an address the
+// server does not post to without --webhook-allow-private.
+var errPrivateAddress = errors.New("the address is loopback, private, link-local, unspecified or multicast")
+
+// Ranges refused beside those netip names.
+var (
+	sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT: inside a provider's network
+	thisNetwork        = netip.MustParsePrefix("0.0.0.0/8")     // reaches the host itself on Linux
+	broadcast          = netip.MustParseAddr("255.255.255.255")
+)
+
+// privateAddress reports whether a is one a webhook must not reach unless
+// the operator allows it: a client's endpoint must not make the server call
+// into its own machine or network.
+func privateAddress(a netip.Addr) bool {
+	a = a.Unmap()
+	return !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() ||
+		sharedAddressSpace.Contains(a) || thisNetwork.Contains(a) || a == broadcast
+}
+
+// resolveTimeout bounds the look-up of an endpoint's host at registration.
+const resolveTimeout = 5 * time.Second
+
+// checkWebhookHost refuses an endpoint whose host is, or resolves to, a
+// private address (unless the server allows them). Deliveries check again
+// the address they connect to: a host may resolve elsewhere later.
+func (s *Service) checkWebhookHost(ctx context.Context, rawURL string) error {
+	if s.allowPrivateWebhooks {
+		return nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return invalidf("url must be an http or https URL with a host")
+	}
+	host := u.Hostname()
+	if a, err := netip.ParseAddr(host); err == nil {
+		if privateAddress(a) {
+			return invalidf("url: %s, which this server does not post to", errPrivateAddress)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return invalidf("url: the host %s could not be resolved", host)
+	}
+	for _, a := range addrs {
+		if privateAddress(a) {
+			return invalidf("url: the host %s resolves to %s, which this server does not post to", host, errPrivateAddress)
+		}
+	}
+	return nil
+}
+
+// newWebhookSecret is a fresh signing secret: 32 random bytes.
+func newWebhookSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return "whsec_" + hex.EncodeToString(b)
+}
+
+// CreateWebhookEndpoint registers an endpoint of c, with a new secret,
+// once its URL and events pass the rules of ParseWebhookEndpoint and its
+// host the address rule; a client holds at most
+// MaxWebhookEndpoints of them.
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, c storage.Client, n NewWebhookEndpoint) (storage.WebhookEndpoint, error) {
+	var p problems
+	if err := checkWebhookURL(n.URL); err != nil {
+		p.addf("%s", err)
+	}
+	if len(n.Events) == 0 {
+		p.addf("events should not be empty")
+	}
+	checkWebhookEvents(n.Events, &p)
+	if err := p.err(); err != nil {
+		return storage.WebhookEndpoint{}, err
+	}
+	if err := s.checkWebhookHost(ctx, n.URL); err != nil {
+		return storage.WebhookEndpoint{}, err
+	}
+	w, err := s.db.CreateWebhookEndpoint(ctx, c, n.URL, n.Events, newWebhookSecret(), MaxWebhookEndpoints)
+	if errors.Is(err, storage.ErrWebhookLimit) {
+		return w, invalidf("a client holds at most %d webhook endpoints: delete one first", MaxWebhookEndpoints)
+	}
+	return w, err
+}
+
+// WebhookEndpoints lists c's endpoints.
+func (s *Service) WebhookEndpoints(ctx context.Context, c storage.Client) ([]storage.WebhookEndpoint, error) {
+	return s.db.WebhookEndpoints(ctx, c)
+}
+
+// WebhookEndpoint returns c's endpoint id; a malformed id is Invalid, and
+// another client's endpoint is NotFound like a missing one.
+func (s *Service) WebhookEndpoint(ctx context.Context, c storage.Client, id string) (storage.WebhookEndpoint, error) {
+	id, err := parseID(id)
+	if err != nil {
+		return storage.WebhookEndpoint{}, err
+	}
+	return s.db.WebhookEndpoint(ctx, c, id)
+}
+
+// DeleteWebhookEndpoint removes c's endpoint id; its pending deliveries
+// are not sent.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, c storage.Client, id string) error {
+	id, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return s.db.DeleteWebhookEndpoint(ctx, c, id)
+}
+
+// WebhookDeliveries returns the delivery log of c's endpoint id.
+func (s *Service) WebhookDeliveries(ctx context.Context, c storage.Client, id string) ([]storage.WebhookDelivery, error) {
+	id, err := parseID(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.db.WebhookDeliveries(ctx, c, id)
+}
+
+// RedeliverWebhook makes delivery of c's endpoint due now, with a fresh
+// retry window, whatever its outcome so far.
+func (s *Service) RedeliverWebhook(ctx context.Context, c storage.Client, endpoint, delivery string) (storage.WebhookDelivery, error) {
+	endpoint, err := parseID(endpoint)
+	if err != nil {
+		return storage.WebhookDelivery{}, err
+	}
+	if delivery, err = parseID(delivery); err != nil {
+		return storage.WebhookDelivery{}, err
+	}
+	d, err := s.db.RedeliverWebhook(ctx, c, endpoint, delivery)
+	if err == nil {
+		s.wakeWebhooks()
+	}
+	return d, err
+}
