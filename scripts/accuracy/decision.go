@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/dsp/filter"
@@ -22,7 +21,7 @@ var decisionLengths = []float64{12, 15, 20, 30, 45, 60, 90, 120}
 // printCurve prints, for one data set, what the service answers and how the
 // answered share and the error move with the confidence level (the period
 // correlation held at the service's level for each capture's length).
-func printCurve(w io.Writer, title string, outs []outcome, seconds func(outcome) float64) {
+func printCurve(w io.Writer, title string, outs []outcome) {
 	fmt.Fprintf(w, "\n### %s: answered share against error\n\n", title)
 	fmt.Fprintf(w, "| confidence level | answered | MAE | RMSE | within 5 bpm | more than 10 off |\n|---|---|---|---|---|---|\n")
 	row := func(label string, answered func(outcome) bool) {
@@ -52,7 +51,7 @@ func printCurve(w io.Writer, title string, outs []outcome, seconds func(outcome)
 	row("the service's decision", func(o outcome) bool { return o.answered })
 	for _, c := range []float64{0, 0.5, 0.7, 0.8, 0.84, 0.9, 0.95, 0.98} {
 		row(fmt.Sprintf("%.2f", c), func(o outcome) bool {
-			_, corr := dsp.AnswerLevel(seconds(o))
+			_, corr := dsp.AnswerLevel(o.seconds)
 			return o.code != dsp.ConformityInitialisation && o.code != dsp.ConformityLowFPS && o.confidence >= c && o.correlation >= corr
 		})
 	}
@@ -249,15 +248,4 @@ func loadFingertips(data string) ([]fingertip, error) {
 		out = append(out, fingertip{x, fps, ref})
 	})
 	return out, err
-}
-
-// seconds of an outcome named after a piece, for printCurve: the whole clip
-// for the skin clips.
-func clipSeconds(clips []skinClip) func(outcome) float64 {
-	length := map[string]float64{}
-	for _, c := range clips {
-		ts := c.trace.TimestampsMs
-		length[c.name] = (ts[len(ts)-1] - ts[0]) / 1000
-	}
-	return func(o outcome) float64 { return length[strings.TrimSpace(o.name)] }
 }

@@ -110,19 +110,18 @@ func meanColours(path string, fps float64) (dsp.Trace, error) {
 	return tr, nil
 }
 
-// realSkin runs the evaluations on the real face-skin clips: hr per site, the
-// answered-share curve, the semi-synthetic sensitivity and the decision's
-// noise levels.
+// realSkin runs the evaluations on the real face-skin clips: hr per site
+// with its answered-share curve, the semi-synthetic sensitivity and the
+// decision's noise levels.
 func realSkin(w io.Writer, data string, verbose bool) error {
 	clips, err := loadSkinClips(data)
 	if err != nil {
 		return err
 	}
-	tables, outs := skinTraces(clips, verbose)
+	tables := skinTraces(clips, verbose)
 	for _, t := range tables {
 		t.print(w)
 	}
-	printCurve(w, "Real face skin, all clips", outs, clipSeconds(clips))
 	if err := semiSynthetic(w, data, clips); err != nil {
 		return err
 	}
@@ -140,17 +139,25 @@ type outcome struct {
 	confidence  float64
 	correlation float64
 	code        dsp.Code
+	seconds     float64 // the capture's length
 }
 
+// outcomeOf reads the hr decision of res: the answered rate, or when hr
+// was refused the rate the track followed (what it would have answered).
 func outcomeOf(name string, ref float64, res dsp.Result) outcome {
-	return outcome{name, ref, res.Summary.TrackedBpm, res.Variables[dsp.HR].Error == "",
-		res.Summary.QualityScore, res.Summary.PeriodCorrelation, res.Variables[dsp.HR].Error}
+	hr := res.Variables[dsp.HR]
+	est := res.Summary.TrackedBpm
+	if m, ok := hr.Value.(dsp.Mean); ok && hr.Error == "" {
+		est = m.Mean
+	}
+	return outcome{name, ref, est, hr.Error == "",
+		res.Summary.QualityScore, res.Summary.PeriodCorrelation, hr.Error, res.Summary.Seconds}
 }
 
 // skinTraces scores hr on the real face-skin clips, each whole clip one
 // measure through dsp.AnalyzeTrace (the rppg signal route), per site and
 // in all.
-func skinTraces(clips []skinClip, verbose bool) ([]*table, []outcome) {
+func skinTraces(clips []skinClip, verbose bool) []*table {
 	groups := map[string]*table{}
 	all := newTable("Real face skin: bias-eval-rppg clips as colour traces, hr vs pulse oximeter, all", dsp.HR)
 	all.notes = append(all.notes,
@@ -158,7 +165,6 @@ func skinTraces(clips []skinClip, verbose bool) ([]*table, []outcome) {
 		"MPEG-4 at about 100 kbit/s) through dsp.AnalyzeTrace, one measure per clip (27-370 s).",
 		"Reference: the subject's mean pulse-oximeter heart rate over the recording (one number per person).",
 		"The study's two sites stand in for the skin-tone groups (India: lighter to medium; Sierra Leone: darker).")
-	var outs []outcome
 	for _, c := range clips {
 		res := dsp.AnalyzeTrace(c.trace, dsp.Inputs{Variables: []string{dsp.HR}})
 		t := groups[c.group]
@@ -168,11 +174,11 @@ func skinTraces(clips []skinClip, verbose bool) ([]*table, []outcome) {
 		}
 		for _, t := range []*table{all, t} {
 			t.units++
+			t.label = c.name
 			t.add(res, dsp.HR, c.ref)
 		}
-		o := outcomeOf(c.name, c.ref, res)
-		outs = append(outs, o)
 		if verbose {
+			o := outcomeOf(c.name, c.ref, res)
 			fmt.Printf("%-34s ref %5.1f tracked %6.1f confidence %.3f correlation %5.2f %s\n", c.name, c.ref, o.tracked, o.confidence, o.correlation, o.code)
 		}
 	}
@@ -180,7 +186,7 @@ func skinTraces(clips []skinClip, verbose bool) ([]*table, []outcome) {
 	for _, g := range slices.Sorted(maps.Keys(groups)) {
 		out = append(out, groups[g])
 	}
-	return out, outs
+	return out
 }
 
 // readStrings reads one named column of a CSV file with a header row.

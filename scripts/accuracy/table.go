@@ -23,6 +23,9 @@ type table struct {
 	// pairs keep it so the worst ones can be listed.
 	label  string
 	labels map[string][]string
+	// outcomes are the hr decisions, answered or not, for the curve of
+	// answered share against error printed under the table.
+	outcomes []outcome
 }
 
 func newTable(title string, variables ...string) *table {
@@ -32,6 +35,9 @@ func newTable(title string, variables ...string) *table {
 
 // add records variable name of res against ref (NaN: no reference).
 func (t *table) add(res dsp.Result, name string, ref float64) (est float64, ok bool) {
+	if name == dsp.HR && !math.IsNaN(ref) {
+		t.outcomes = append(t.outcomes, outcomeOf(t.label, ref, res))
+	}
 	v, present := res.Variables[name]
 	if !present {
 		return 0, false
@@ -81,6 +87,9 @@ func (t *table) print(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %.0f%% | %d/%d | %.2f | %.2f | %.3f | %s |\n", name, answered, len(ps), t.units, mae, rmse, r, errs)
 	}
 	t.printWorst(w)
+	if len(t.outcomes) > 0 {
+		printCurve(w, "hr", t.outcomes)
+	}
 }
 
 // worstShown is how many of the largest errors are listed per variable.
