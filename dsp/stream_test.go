@@ -416,17 +416,17 @@ func TestVitalsGuidanceOnAFaintPulse(t *testing.T) {
 	st := NewStream(nil, Inputs{})
 	for i, o := range obs {
 		st.Observe(o, time.Duration(s.T[i]*float64(time.Millisecond)))
-		var want string
+		var want Code
 		switch s.T[i] {
 		case 15000:
-			want = measuringText
+			want = ConformityInitialisation
 		case 39000:
-			want = guidanceText[ConformityMissingSignal]
+			want = ConformityMissingSignal
 		default:
 			continue
 		}
 		v := st.Vitals()
-		if v.HR.Error != ConformityMissingSignal || len(v.Guidance) != 1 || v.Guidance[0].Message != want {
+		if v.HR.Error != ConformityMissingSignal || len(v.Guidance) != 1 || v.Guidance[0].Code != want || v.Guidance[0].Message != guidanceText[want] {
 			t.Errorf("at %.0f s: hr %+v, guidance %+v; want %q", s.T[i]/1000, v.HR, v.Guidance, want)
 		}
 	}

@@ -97,11 +97,13 @@ func (s *Stream) Vitals() Vitals {
 		v.Wave = []float64{}
 	}
 	if len(v.Guidance) == 0 && pa.err != "" {
-		msg := guidanceText[pa.err]
-		if pa.err == ConformityMissingSignal && lastS < VitalsWindow.Seconds() {
-			msg = measuringText
+		code := pa.err
+		if code == ConformityMissingSignal && lastS < VitalsWindow.Seconds() {
+			// A faint pulse in a young capture is still settling, no
+			// fault to fix yet: the evidence grows with the capture.
+			code = ConformityInitialisation
 		}
-		v.Guidance = append(v.Guidance, Guidance{pa.err, msg})
+		v.Guidance = append(v.Guidance, Guidance{code, guidanceText[code]})
 	}
 	if v.Guidance == nil {
 		v.Guidance = []Guidance{}

@@ -36,7 +36,7 @@ export const defaultText = {
     CONFORMITY_ONDULATIONS: 'Avoid flickering light',
     CONFORMITY_LOW_FPS: 'The camera is too slow: close other applications',
     CONFORMITY_INITIALISATION: 'Measuring. Keep still.',
-    CONFORMITY_MISSING_SIGNAL: 'Hold still in even light',
+    CONFORMITY_MISSING_SIGNAL: 'Pulse too faint: face the light and hold still',
   },
 
   // The variables of a result, with their units.
