@@ -154,7 +154,7 @@ func startServer(bin, dir string) (*server, error) {
 	data := filepath.Join(dir, "data")
 	s := &server{log: filepath.Join(dir, "server.log"), exited: make(chan struct{})}
 	for _, env := range []string{"production", "test"} {
-		out, err := exec.Command(bin, "client", "create", "--data-dir", data, "--env", env, "--name", "memory").Output()
+		out, err := exec.Command(bin, "client", "create", "--data-dir", data, "--create-data-dir", "--env", env, "--name", "memory").Output()
 		if err != nil {
 			return nil, fmt.Errorf("client create: %w", err)
 		}
