@@ -105,6 +105,14 @@ func TestMeasuresMatchDefinition(t *testing.T) {
 					describe(f), q.Take, q.Skip, page.Total, len(match), got, wantPage)
 			}
 		}
+		// The member rows repeat their set's count, through creations and
+		// deletions alike.
+		var astray int
+		err := db.reader().QueryRow(ctx, `SELECT count(*) FROM tag_set_members JOIN tag_sets ON tag_sets.key = tag_set_members.tag_set
+		  WHERE tag_set_members.measures <> tag_sets.measures`).Scan(&astray)
+		if err != nil || astray != 0 {
+			t.Fatalf("%d member rows count their set's measures wrongly (%v)", astray, err)
+		}
 	})
 }
 
