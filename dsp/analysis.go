@@ -227,10 +227,10 @@ func (pa *pulseAnalysis) blocked(minS float64) Code {
 // 12-120 s pieces (their weak pulse buried in camera and compression
 // noise; 32-401 pieces a length) and generated noise (camera and contact,
 // 15-60 fps, 240 a length). Their confidence reached 0.999 at 12 s, 0.91 at
-// 20 s and 0.85 from 30 s on (99% of them stayed under 0.86 at 20 s and
-// 0.83 from 30 s); their period correlation 0.45 at 12 s and 0.37 at 20 s.
+// 20 s and 0.87 from 30 s on (99% of them stayed under 0.85 at 20 s and
+// 0.82 from 30 s); their period correlation 0.45 at 12 s and 0.37 at 20 s.
 // These levels answered 2 of about 3,300 such pieces (one of 20 s, one of
-// 60 s). `go run ./scripts/accuracy -only skin` prints those quantiles and
+// 30 s). `go run ./scripts/accuracy -only skin` prints those quantiles and
 // what these levels answer on the real and semi-synthetic captures.
 var AnswerLevels = []struct{ Seconds, Confidence, PeriodCorrelation float64 }{
 	{15, 0.90, 0.5},

@@ -98,3 +98,22 @@ func TestShortNoiseIsRefused(t *testing.T) {
 		t.Errorf("%d of 160 short noise traces were answered", passed)
 	}
 }
+
+// TestNoiseTracksAreNotPulledLow: on noise the tracked rate falls anywhere
+// in the band. When a sub-harmonic below the band counted as nothing,
+// every rate under 72 bpm was spared the toll the others paid, and noise
+// was tracked there: 40-72 bpm is 23% of the band.
+func TestNoiseTracksAreNotPulledLow(t *testing.T) {
+	low, n := 0, 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		noise := testsignal.Make(testsignal.Config{Seed: seed, Seconds: 30, PulseAmp: 1e-12, Noise: 0.3})
+		r := AnalyzeTrace(trace(noise), Inputs{Variables: []string{HR}})
+		n++
+		if r.Summary.TrackedBpm < 72 {
+			low++
+		}
+	}
+	if low > n/2 {
+		t.Errorf("%d of %d noise traces tracked under 72 bpm", low, n)
+	}
+}

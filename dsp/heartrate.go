@@ -124,7 +124,13 @@ func trackRate(pulse []float64, rateHz float64) rateTrack {
 		ll := make([]float64, grid.N)
 		for k := range ll {
 			f := grid.Hz(k)
-			harmonic, sub := 0.0, 0.0
+			// A harmonic or sub-harmonic outside the band reads as the
+			// noise floor (1 on a whitened spectrum), what such a bin
+			// holds on noise. Read as nothing, it spared every rate under
+			// 72 bpm the sub-harmonic's toll and denied every rate over
+			// half the band's top its harmonic's bonus, and noise was
+			// tracked just under 72 bpm.
+			harmonic, sub := 1.0, 1.0
 			if 2*f <= bandHi {
 				harmonic = white.At(2 * f)
 			}
