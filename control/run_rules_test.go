@@ -305,9 +305,13 @@ func TestDisconnectKillsFFmpeg(t *testing.T) {
 		r := e.do("GET", "/measures", key, nil)
 		return r.json(t)["total"] == 0.0 && len(e.mediaFolders()) == 0
 	})
-	if logs := e.logs.String(); !strings.Contains(logs, "run abandoned: the client went away") || !strings.Contains(logs, `"status":499`) {
-		t.Fatalf("logs do not tell the run was abandoned:\n%s", logs)
+	// The handler logs after it has undone the run, so the lines may come
+	// a moment after the measure is gone.
+	abandoned := func() bool {
+		logs := e.logs.String()
+		return strings.Contains(logs, "run abandoned: the client went away") && strings.Contains(logs, `"status":499`)
 	}
+	waitFor(t, 10*time.Second, "the logs to tell the run was abandoned", abandoned)
 }
 
 // ffmpegChildren lists the ffmpeg processes this test process started.
