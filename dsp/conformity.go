@@ -150,6 +150,14 @@ func (q captureQuality) codes() []Code {
 	return cs
 }
 
+// onlyDark reports whether the one fault codes found is a face too dark:
+// darkness buries a pulse in quantisation noise but puts none on the skin,
+// so, unlike motion, flicker or a face lost or too small, it does not make
+// a pulse found through it suspect. The decision already weighs the noise.
+func (q captureQuality) onlyDark(codes []Code) bool {
+	return len(codes) == 1 && codes[0] == ConformityPoorLight && q.luma < MinSkinLuma
+}
+
 // median returns the median of x (the lower middle value for an even
 // count), reordering x; 0 for none.
 func median(x []float64) float64 {

@@ -66,7 +66,8 @@ func TestCaptureCodes(t *testing.T) {
 		{"face 16% of the frame", func(i, n int, o *face.Observation) { o.FaceFraction = 0.16 }, ""},
 		{"face 14% of the frame", func(i, n int, o *face.Observation) { o.FaceFraction = 0.14 }, ConformityFaceSize},
 		{"skin luma 36", func(i, n int, o *face.Observation) { o.Luma = 36 }, ""},
-		{"skin luma 34", func(i, n int, o *face.Observation) { o.Luma = 34 }, ConformityPoorLight},
+		{"skin luma 34, a clear pulse", func(i, n int, o *face.Observation) { o.Luma = 34 }, ""},
+		{"skin luma 34, face 14% of the frame", func(i, n int, o *face.Observation) { o.Luma, o.FaceFraction = 34, 0.14 }, ConformityFaceSize},
 		{"skin luma 241, clipping", func(i, n int, o *face.Observation) { o.Luma = 241 }, ConformityPoorLight},
 		{"face speed 0.24 heights/s", func(i, n int, o *face.Observation) { o.Motion = 0.24 / fps }, ""},
 		{"face speed 0.26 heights/s", func(i, n int, o *face.Observation) { o.Motion = 0.26 / fps }, ConformityMuchVariations},
@@ -102,6 +103,18 @@ func TestCaptureCodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDarkFaceWithoutPulse: a face too dark to show its pulse is told why,
+// not only that the pulse is missing.
+func TestDarkFaceWithoutPulse(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 14, Seconds: 30, PulseAmp: 1e-9, Noise: 0.5})
+	for _, luma := range []float64{34, 241} {
+		r := streamOf(s, observations(s, func(i, n int, o *face.Observation) { o.Luma = luma }), Inputs{}).Result()
+		if got := code(r, HR); got != ConformityPoorLight {
+			t.Errorf("skin luma %.0f, no pulse: hr %q, want CONFORMITY_POOR_LIGHT", luma, got)
+		}
 	}
 }
 
