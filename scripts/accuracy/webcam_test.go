@@ -35,3 +35,22 @@ func TestByCondition(t *testing.T) {
 		}
 	}
 }
+
+func TestStrongerPulse(t *testing.T) {
+	presets := clip.WebcamPresets()
+	if got := strongerPulse(presets, 1); &got[0] != &presets[0] {
+		t.Error("strength 1 copied the set")
+	}
+	strong := strongerPulse(presets, 3)
+	for i, p := range strong {
+		if want := 3 * presets[i].Config.PulseAmplitude; p.Config.PulseAmplitude != want {
+			t.Errorf("%s: pulse %g, want %g", p.Name, p.Config.PulseAmplitude, want)
+		}
+		if p.Name != presets[i].Name+"-pulse3x" || p.Config.Seed != presets[i].Config.Seed {
+			t.Errorf("%s: not the preset %s with a stronger pulse", p.Name, presets[i].Name)
+		}
+	}
+	if presets[0].Name == strong[0].Name {
+		t.Error("the stronger set changed the presets it was made from")
+	}
+}
