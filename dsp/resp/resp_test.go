@@ -73,6 +73,8 @@ func TestFuse(t *testing.T) {
 		{"a clear count answers alone", [3]reading{q(15, 0.3), {}, {}}, 15, 15},
 		{"a weaker one does not", [3]reading{q(15, 0.29), {}, {}}, 0, 0},
 		{"two weak counts that agree do", [3]reading{q(12, 0.15), q(13, 0.2), {}}, (0.0225*12 + 0.04*13) / 0.0625, 12},
+		{"the two beat series agreeing alone are one count", [3]reading{{}, q(12, 0.15), q(13, 0.2)}, 0, 0},
+		{"with a clear one they answer", [3]reading{{}, q(12, 0.15), q(13, 0.3)}, (0.0225*12 + 0.09*13) / 0.1125, 0},
 		{"two weak counts that disagree do not", [3]reading{q(12, 0.15), q(18, 0.2), {}}, 0, 0},
 		{"below the least quality a count takes no part", [3]reading{q(12, 0.09), q(13, 0.2), {}}, 0, 0},
 		{"two agreeing outweigh a clearer lone one", [3]reading{q(20, 0.5), q(12, 0.4), q(12.5, 0.4)}, 12.25, 0},
