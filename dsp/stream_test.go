@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -214,6 +215,24 @@ func TestVitalsGuidance(t *testing.T) {
 	v := st.Vitals()
 	if len(v.Guidance) == 0 || v.Guidance[0].Code != ConformityFaceSize || v.Guidance[0].Message == "" {
 		t.Errorf("after stepping back: %+v", v)
+	}
+}
+
+// TestVitalsGuidanceOnADarkFace: a face too dark for the usual light is
+// told so while its pulse is unclear, and left alone once it reads.
+func TestVitalsGuidanceOnADarkFace(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		amp    float64
+		advice bool
+	}{{"a clear pulse", 0.005, false}, {"no pulse", 1e-9, true}} {
+		s := testsignal.Make(testsignal.Config{Seed: 16, Seconds: 32, HR: 70, PulseAmp: tc.amp, Noise: 0.02})
+		st := streamOf(s, observations(s, func(i, n int, o *face.Observation) { o.Luma = 30 }), Inputs{})
+		v := st.Vitals()
+		got := slices.ContainsFunc(v.Guidance, func(g Guidance) bool { return g.Code == ConformityPoorLight })
+		if got != tc.advice || tc.advice == (v.HR.Error == "") {
+			t.Errorf("%s: hr %+v, guidance %+v; want light advice %v", tc.name, v.HR, v.Guidance, tc.advice)
+		}
 	}
 }
 

@@ -79,12 +79,16 @@ func (s *Stream) Vitals() Vitals {
 	v.Elapsed = time.Duration(lastS * float64(time.Second))
 	v.ElapsedMs = v.Elapsed.Milliseconds()
 
+	pa := s.analyze(lastS - VitalsWindow.Seconds())
 	q := assess(s.recs[s.recordAt(lastS-guidanceWindow.Seconds()):])
-	for _, c := range q.codes() {
-		v.Guidance = append(v.Guidance, Guidance{c, guidanceText[c]})
+	// A face only too dark whose pulse reads clearly needs no advice: the
+	// measure will answer, and more light is then a chore, not a fix.
+	if codes := q.codes(); pa.err != "" || !q.onlyDark(codes) {
+		for _, c := range codes {
+			v.Guidance = append(v.Guidance, Guidance{c, guidanceText[c]})
+		}
 	}
 
-	pa := s.analyze(lastS - VitalsWindow.Seconds())
 	if c := pa.blocked(MinSeconds); c != "" {
 		v.HR = fail(c)
 	} else {
