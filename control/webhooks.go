@@ -120,11 +120,41 @@ var (
 	broadcast          = netip.MustParseAddr("255.255.255.255")
 )
 
+// IPv6 ranges that carry an IPv4 address, which a translator or relay on
+// the way may deliver to. A well-known NAT64 address (how an IPv6-only
+// host reaches IPv4 servers) and a 6to4 address are judged by the IPv4
+// address inside; the rest have no use for a server's endpoint and are
+// refused whole.
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+	refused6  = []netip.Prefix{
+		netip.MustParsePrefix("64:ff9b:1::/48"), // NAT64 for a network's own use
+		netip.MustParsePrefix("2001::/32"),      // Teredo
+		netip.MustParsePrefix("::/96"),          // IPv4-compatible, deprecated
+	}
+)
+
 // privateAddress reports whether a is one a webhook must not reach unless
 // the operator allows it: a client's endpoint must not make the server call
-// into its own machine or network.
+// into its own machine or network, directly or through an IPv4 address
+// inside an IPv6 one.
 func privateAddress(a netip.Addr) bool {
 	a = a.Unmap()
+	if a.Is6() {
+		b := a.As16()
+		switch {
+		case nat64.Contains(a):
+			return privateAddress(netip.AddrFrom4([4]byte(b[12:16])))
+		case sixToFour.Contains(a):
+			return privateAddress(netip.AddrFrom4([4]byte(b[2:6])))
+		}
+		for _, p := range refused6 {
+			if p.Contains(a) {
+				return true
+			}
+		}
+	}
 	return !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() ||
 		sharedAddressSpace.Contains(a) || thisNetwork.Contains(a) || a == broadcast

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -613,6 +614,30 @@ func TestWebhookBackoff(t *testing.T) {
 			if w := d.retryAfter(n); w < full/2 || w > full {
 				t.Fatalf("wait after attempt %d: %s, want within [%s, %s]", n, w, full/2, full)
 			}
+		}
+	}
+}
+
+// TestPrivateAddressInsideIPv6: an IPv4 address carried inside an IPv6 one
+// is judged as itself, and the ranges that carry one for no endpoint's use
+// are refused.
+func TestPrivateAddressInsideIPv6(t *testing.T) {
+	for addr, private := range map[string]bool{
+		"64:ff9b::7f00:1":      true,  // NAT64 of 127.0.0.1
+		"64:ff9b::a01:203":     true,  // NAT64 of 10.1.2.3
+		"64:ff9b::a9fe:a9fe":   true,  // NAT64 of 169.254.169.254
+		"64:ff9b::5db8:d70e":   false, // NAT64 of 93.184.215.14
+		"2002:c0a8:101::1":     true,  // 6to4 of 192.168.1.1
+		"2002:5db8:d70e::1":    false, // 6to4 of 93.184.215.14
+		"64:ff9b:1::5db8:d70e": true,  // NAT64 of a network's own
+		"2001:0:4136:e378::1":  true,  // Teredo
+		"::7f00:1":             true,  // IPv4-compatible 127.0.0.1
+		"::ffff:10.0.0.1":      true,  // IPv4-mapped
+		"2606:2800:220:1::248": false, // public IPv6
+		"93.184.215.14":        false,
+	} {
+		if got := privateAddress(netip.MustParseAddr(addr)); got != private {
+			t.Errorf("%s: private %v, want %v", addr, got, private)
 		}
 	}
 }
