@@ -154,17 +154,34 @@ func (db *DB) UpdateClient(ctx context.Context, id string, u ClientUpdate) (Clie
 }
 
 // DeactivateClient turns a client off for good: its API key and every one of
-// its access tokens stop working at once. Deactivating twice is no error.
+// its access tokens stop working at once, and its webhook deliveries still
+// pending are given up (nothing more is posted to a client that is gone).
+// Deactivating twice is no error.
 func (db *DB) DeactivateClient(ctx context.Context, id string) (Client, error) {
-	err := expectOne(db.writer().Exec(ctx,
-		`UPDATE clients SET active = FALSE, deactivated_at = coalesce(deactivated_at, ?) WHERE id = ?`,
-		millis(db.stamp()), id))
+	now := millis(db.stamp())
+	err := db.inWrite(ctx, func(tx dbtx) error {
+		if err := expectOne(tx.Exec(ctx,
+			`UPDATE clients SET active = FALSE, deactivated_at = coalesce(deactivated_at, ?) WHERE id = ?`, now, id)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx,
+			`UPDATE webhook_deliveries SET outcome = 'failed', next_at = NULL, leased_by = NULL, leased_until = NULL,
+			   last_error = ?
+			 WHERE outcome = 'pending' AND endpoint IN (
+			   SELECT e.key FROM webhook_endpoints e JOIN clients c ON c.key = e.client WHERE c.id = ?)`,
+			errClientDeactivated, id)
+		return err
+	})
 	if err != nil {
 		return Client{}, fmt.Errorf("deactivate client %s: %w", id, err)
 	}
 	// Read through the write pool: the answer includes the write just made.
 	return findClient(ctx, db.writer(), "id", id)
 }
+
+// errClientDeactivated is the last error of the deliveries a deactivation
+// gave up.
+const errClientDeactivated = "given up: the client was deactivated"
 
 // expectOne turns an UPDATE or DELETE that touched no row into ErrNotFound.
 func expectOne(res sql.Result, err error) error {

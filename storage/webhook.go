@@ -149,9 +149,11 @@ type WebhookEvent struct {
 
 // enqueueWebhooks writes, in tx, a pending delivery of an event of type
 // event about measure m to each endpoint of the client with key client
-// that wants it.
+// that wants it, unless the client was deactivated (a measure the sweep
+// ends after that).
 func enqueueWebhooks(ctx context.Context, tx dbtx, client int64, event string, m Measure, at time.Time) error {
-	rows, err := tx.Query(ctx, `SELECT key, events FROM webhook_endpoints WHERE client = ?`, client)
+	rows, err := tx.Query(ctx, `SELECT e.key, e.events FROM webhook_endpoints e JOIN clients c ON c.key = e.client
+		WHERE e.client = ? AND c.active`, client)
 	if err != nil {
 		return err
 	}
@@ -334,8 +336,9 @@ func (db *DB) ClaimWebhooks(ctx context.Context, n int, lease time.Duration) ([]
 	// A look on the read pool first: an idle dispatcher, which looks
 	// every second, never takes the writer.
 	var found bool
-	err := db.reader().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
-		WHERE outcome = 'pending' AND next_at <= ? AND (leased_until IS NULL OR leased_until <= ?))`, now, now).Scan(&found)
+	err := db.reader().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries d
+		WHERE d.outcome = 'pending' AND d.next_at <= ? AND (d.leased_until IS NULL OR d.leased_until <= ?)`+ofActiveClient+`)`,
+		now, now).Scan(&found)
 	if err != nil || !found {
 		if err != nil {
 			err = fmt.Errorf("claim webhooks: %w", err)
@@ -349,7 +352,7 @@ func (db *DB) ClaimWebhooks(ctx context.Context, n int, lease time.Duration) ([]
 			`UPDATE webhook_deliveries SET leased_by = ?, leased_until = ?
 			 WHERE id IN (
 			   SELECT d.id FROM webhook_deliveries d
-			   WHERE d.outcome = 'pending' AND d.next_at <= ? AND (d.leased_until IS NULL OR d.leased_until <= ?)
+			   WHERE d.outcome = 'pending' AND d.next_at <= ? AND (d.leased_until IS NULL OR d.leased_until <= ?)`+ofActiveClient+`
 			     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries b WHERE b.endpoint = d.endpoint AND b.leased_until > ?)
 			     AND d.id = (SELECT f.id FROM webhook_deliveries f WHERE f.endpoint = d.endpoint AND f.outcome = 'pending'
 			       AND f.next_at <= ? ORDER BY f.next_at, f.id LIMIT 1)
@@ -385,6 +388,13 @@ func (db *DB) ClaimWebhooks(ctx context.Context, n int, lease time.Duration) ([]
 	}
 	return due, nil
 }
+
+// ofActiveClient limits deliveries d to those of active clients. A
+// deactivation gives up the client's pending deliveries, but on PostgreSQL
+// an event written at that moment can still commit after it: such a
+// delivery is never claimed.
+const ofActiveClient = `
+	AND EXISTS (SELECT 1 FROM webhook_endpoints ae JOIN clients ac ON ac.key = ae.client WHERE ae.key = d.endpoint AND ac.active)`
 
 // anys is ss as arguments of a query.
 func anys(ss []string) []any {

@@ -129,6 +129,59 @@ func TestWebhookOutbox(t *testing.T) {
 	})
 }
 
+// TestWebhookDeactivatedClient: deactivating a client gives up its pending
+// deliveries at once, a measure of it ended afterwards (as the sweep ends
+// the runs a crash left) posts nothing, and other clients are untouched.
+func TestWebhookDeactivatedClient(t *testing.T) {
+	engines(t, func(t *testing.T, e *testEngine) {
+		ctx := context.Background()
+		db := e.open(t, Options{})
+		acme, other := newTestClient(t, db, "acme"), newTestClient(t, db, "other")
+		endOne := func(c Client) string {
+			t.Helper()
+			id := uuid.NewString()
+			if _, err := db.StartNewMeasure(ctx, c, id, NewMeasure{}, KindCPPG); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.EndMeasure(ctx, c, id, end(false)); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		wa, err := db.CreateWebhookEndpoint(ctx, acme, "https://a.example/", bothEvents, "s", 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wo, err := db.CreateWebhookEndpoint(ctx, other, "https://o.example/", bothEvents, "s", 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		endOne(acme)
+		endOne(other)
+		started := uuid.NewString()
+		if _, err := db.StartNewMeasure(ctx, acme, started, NewMeasure{}, KindCPPG); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.DeactivateClient(ctx, acme.ID); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := db.WebhookDeliveries(ctx, acme, wa.ID)
+		if err != nil || len(ds) != 1 || ds[0].Outcome != DeliveryFailed || ds[0].LastError != errClientDeactivated || !ds[0].NextAttemptAt.IsZero() {
+			t.Fatalf("the deactivated client's delivery: %+v %v", ds, err)
+		}
+		if _, err := db.EndMeasure(ctx, acme, started, end(false)); err != nil {
+			t.Fatal(err)
+		}
+		if ds, _ := db.WebhookDeliveries(ctx, acme, wa.ID); len(ds) != 1 {
+			t.Fatalf("a measure ended after the deactivation posted: %+v", ds)
+		}
+		due, err := db.ClaimWebhooks(ctx, 10, time.Minute)
+		if err != nil || len(due) != 1 || due[0].Endpoint != wo.ID {
+			t.Fatalf("claimed %+v %v, want the other client's one delivery", due, err)
+		}
+	})
+}
+
 // TestWebhookClaims: a due delivery is claimed once, by one instance; a
 // failed attempt makes it due again at its next time; past its window it
 // is given up; a claim released or expired makes it due again; redelivery
