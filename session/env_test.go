@@ -407,7 +407,8 @@ func frameMessage(origin, at time.Duration, picture []byte) []byte {
 // time), starting the capture clock at origin, until done closes. It never
 // runs ahead of the analysis of the session id (when given): a test on a
 // busy machine, or built with the race detector, checks what the server
-// computes, not how fast; scripts/load measures that.
+// computes, not how fast; scripts/load measures that. It returns once
+// every frame sent has arrived.
 func (e *testEnv) stream(c *websocket.Conn, id string, f *frames, from, to int, origin time.Duration, speed float64, done <-chan struct{}) {
 	start := time.Now()
 	var sent int64
@@ -435,6 +436,13 @@ func (e *testEnv) stream(c *websocket.Conn, id string, f *frames, from, to int, 
 		cancel()
 		if err != nil {
 			return // the server ended the session
+		}
+	}
+	// The last frame has arrived too: a caller that drops the connection
+	// next would lose a frame still in flight, as on a real network.
+	for deadline := time.Now().Add(5 * time.Second); id != "" && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if s := e.srv.session(id); s == nil || s.received.Load() >= sent {
+			break
 		}
 	}
 }
