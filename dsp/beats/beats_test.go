@@ -186,6 +186,50 @@ func TestIntervalsRejectMisplacedBeats(t *testing.T) {
 	}
 }
 
+// TestIntervalsRejectOddBeat: among beats that fit their mean closely
+// (0.94 ± 0.01, a finger's), one that fits 0.86 is an outlier: its two
+// intervals are not NN, although the beat is timed only 70 ms late, which
+// neither the 20% rule nor the successive differences of a rhythm this
+// variable catch. The same beat among a camera's widely spread fits, or
+// among too few beats to judge a spread by, is kept.
+func TestIntervalsRejectOddBeat(t *testing.T) {
+	cases := []struct {
+		name   string
+		n      int
+		fit    func(i int) float64
+		wantNN bool
+	}{
+		{"finger", 40, func(i int) float64 { return 0.94 + 0.01*math.Sin(float64(i)*1.7) }, false},
+		{"camera", 40, func(i int) float64 { return 0.7 + 0.2*math.Sin(float64(i)*1.7) }, true},
+		{"too few beats", minFitBeats - 1, func(i int) float64 { return 0.94 + 0.01*math.Sin(float64(i)*1.7) }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			times := []float64{0}
+			for i := 1; i < tc.n; i++ {
+				times = append(times, times[i-1]+0.7+0.04*math.Sin(2*math.Pi*float64(i)/4.3)+0.02*math.Sin(float64(i)*2.1))
+			}
+			bs := beatsAt(times...)
+			for i := range bs {
+				bs[i].Fit = tc.fit(i)
+			}
+			k := tc.n / 2
+			bs[k].Fit = 0.86
+			bs[k].T += 0.07
+			iv := Intervals(bs)
+			for i, v := range iv {
+				want := true
+				if i == k-1 || i == k {
+					want = tc.wantNN
+				}
+				if v.NN != want {
+					t.Errorf("interval %d of %d (beat %d fits 0.86): NN %v, want %v", i, len(iv), k, v.NN, want)
+				}
+			}
+		})
+	}
+}
+
 // TestSplitNoise times the same heartbeats twice with independent noise, as
 // the forehead and the cheeks do, and the whole as their mean: the measured
 // RMSSD is inflated by the noise, and taking SplitNoise out of its square

@@ -49,6 +49,7 @@ func Intervals(beats []Beat) []Interval {
 		s[i] = iv.S
 	}
 	artefact := classifyArtefacts(s)
+	floor := fitFloor(beats)
 	var win []float64
 	for i, iv := range out {
 		win = win[:0]
@@ -60,7 +61,7 @@ func Intervals(beats []Beat) []Interval {
 		med := median(win)
 		out[i].NN = iv.S >= MinIntervalS && iv.S <= MaxIntervalS && med > 0 &&
 			math.Abs(iv.S-med) <= LocalDeviation*med &&
-			trusted(beats[i]) && trusted(beats[i+1]) && !artefact[i]
+			trusted(beats[i], floor) && trusted(beats[i+1], floor) && !artefact[i]
 	}
 	return out
 }
@@ -139,9 +140,51 @@ func FitShare(bs []Beat, minFit float64) float64 {
 }
 
 // trusted reports whether a beat's time can be trusted: it is not at an Edge
-// and its shape fits the mean beat (Beat.Fit at least MinFit), or it was
-// never compared (Fit 0 without Align).
-func trusted(b Beat) bool { return !b.Edge && (b.Fit == 0 || b.Fit >= MinFit) }
+// and its shape fits the mean beat (Beat.Fit at least floor, see fitFloor),
+// or it was never compared (Fit 0 without Align).
+func trusted(b Beat, floor float64) bool { return !b.Edge && (b.Fit == 0 || b.Fit >= floor) }
+
+// A beat unlike the others is not timed like them. Where the beats of a
+// capture fit their mean closely, as a finger's do, one whose upstroke is
+// deformed (a slow, stepped foot) fits worse yet far above MinFit, and its
+// time, where the deformed upstroke is steepest, can be 50-70 ms off the
+// heartbeat's: on a finger PPG at 100 Hz beside an ECG, one such beat in
+// five minutes (fit 0.86 where the others fit 0.94 ± 0.01) made a
+// long-short pair of intervals, +110 and -133 ms, inside both the 20% rule
+// and the successive-difference thresholds of a rhythm with an RMSSD of
+// 35 ms, and every window that held it read an RMSSD 5-14 ms too high. So a
+// beat's fit is also judged against the capture's own: on Fisher's z scale
+// (atanh, where correlations spread evenly), a fit more than fitOutlierSDs
+// robust standard deviations (1.4826 median absolute deviations) below the
+// median is an outlier, and its intervals are not NN. Five deviations
+// leave a normal spread alone (one beat in millions) and took only that
+// beat of the recording's 430; on a camera, whose fits spread widely, the
+// floor stays at MinFit.
+const (
+	fitOutlierSDs = 5.0
+	// minFitBeats: fewer compared beats give no spread to judge by.
+	minFitBeats = 8
+)
+
+// fitFloor returns the least Fit a compared beat of bs needs for its time
+// to be trusted: MinFit, or more where the beats' fits sit close together.
+func fitFloor(bs []Beat) float64 {
+	var z []float64
+	for _, b := range bs {
+		if !b.Edge && b.Fit != 0 {
+			z = append(z, math.Atanh(min(b.Fit, 0.999)))
+		}
+	}
+	if len(z) < minFitBeats {
+		return MinFit
+	}
+	m := median(z)
+	for i := range z {
+		z[i] = math.Abs(z[i] - m)
+	}
+	sd := 1.4826 * median(z)
+	return max(MinFit, math.Tanh(m-fitOutlierSDs*sd))
+}
 
 // SplitNoise estimates how much beat-timing noise adds to the mean square
 // successive difference that RMSSD is the root of, from the same beats
@@ -169,7 +212,8 @@ func SplitNoise(iv []Interval, a, b []Beat) (s2 float64, found bool) {
 		return 0, false
 	}
 	d := func(k int) float64 { return (a[k].T - b[k].T) / 2 }
-	ok := func(k int) bool { return trusted(a[k]) && trusted(b[k]) }
+	floorA, floorB := fitFloor(a), fitFloor(b)
+	ok := func(k int) bool { return trusted(a[k], floorA) && trusted(b[k], floorB) }
 	var sum float64
 	n := 0
 	for i := 1; i < len(iv); i++ {
