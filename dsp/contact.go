@@ -175,9 +175,9 @@ func (pa *pulseAnalysis) scaleTrack(k float64) {
 // A contact trace's heart rate comes from its beats when they are clean:
 // at least minRateBeats NN intervals, minRateNNShare of all intervals NN
 // (also the share beatsShowPulse needs), and a rate within maxRateMismatch
-// of the track's. The mean NN interval is
-// what an ECG's heart rate is (60 over the mean RR interval), while the
-// track's mean is a mean of frequencies over overlapping windows, which
+// of the track's. Its beats counted over their span (beats.Rate) are
+// what an ECG's heart rate is (60 over the mean RR interval, every beat
+// counted), while the track's mean is a mean of frequencies over overlapping windows, which
 // weighs the middle of the capture more and reads a variable rhythm a
 // little fast (on simulated finger PPG with an RMSSD of 45 ms up to 1.3
 // bpm off).
@@ -187,14 +187,15 @@ const (
 	maxRateMismatch = 0.1
 )
 
-// beatRate returns the heart rate of pa's NN intervals in bpm, or 0 when
-// they are too few, too disturbed or disagree with the track.
+// beatRate returns the heart rate of pa's beats in bpm, or 0 when their NN
+// intervals are too few or too disturbed or the rate disagrees with the
+// track.
 func beatRate(pa pulseAnalysis) float64 {
 	nn := pa.nn
 	if nn.Count < minRateBeats || float64(nn.Count) < minRateNNShare*float64(nn.Total) || !(nn.MeanS > 0) {
 		return 0
 	}
-	bpm := 60 / nn.MeanS
+	bpm := 60 * beats.Rate(pa.beats)
 	if track := pa.track.meanBpm(); math.Abs(bpm-track) > maxRateMismatch*track {
 		return 0
 	}

@@ -230,6 +230,48 @@ func TestIntervalsRejectOddBeat(t *testing.T) {
 	}
 }
 
+// TestRate counts heartbeats as an oximeter or an ECG does: a premature
+// beat every 10 (0.9 s among 1.33 s intervals, no compensatory pause) is a
+// heartbeat, though its intervals are not NN, so the rate counts it where
+// the mean NN interval reads more than 1 bpm slow. A missed detection (one interval
+// of 2.66 s) still counts the beat it hid, an extra one (a 0.3 s interval)
+// adds none, and beats at the Edge bound nothing.
+func TestRate(t *testing.T) {
+	var times []float64
+	next := 0.0
+	for i := range 46 {
+		times = append(times, next)
+		if i%10 == 7 {
+			next += 0.9
+		} else {
+			next += 1.33
+		}
+	}
+	truth := float64(len(times)-1) / (times[len(times)-1] - times[0])
+	nn := Stats(Intervals(beatsAt(times...)))
+	if got := Rate(beatsAt(times...)); math.Abs(got-truth)*60 > 0.01 {
+		t.Errorf("premature beats: %.2f bpm, want %.2f (mean NN: %.2f)", 60*got, 60*truth, 60/nn.MeanS)
+	}
+	if 60*(truth-1/nn.MeanS) < 1 {
+		t.Errorf("the mean NN interval reads %.2f bpm, want it more than 1 bpm slow (%.2f)", 60/nn.MeanS, 60*truth)
+	}
+	missed := slices.Delete(slices.Clone(times), 20, 21)
+	extra := slices.Insert(slices.Clone(times), 30, times[29]+0.3)
+	for name, ts := range map[string][]float64{"a missed detection": missed, "an extra detection": extra} {
+		if got := Rate(beatsAt(ts...)); math.Abs(got-truth)*60 > 0.01 {
+			t.Errorf("%s: %.2f bpm, want %.2f", name, 60*got, 60*truth)
+		}
+	}
+	bs := beatsAt(append(slices.Clone(times), times[len(times)-1]+0.4)...)
+	bs[len(bs)-1].Edge = true
+	if got := Rate(bs); math.Abs(got-truth)*60 > 0.01 {
+		t.Errorf("with a beat at the edge: %.2f bpm, want %.2f", 60*got, 60*truth)
+	}
+	if Rate(beatsAt(1)) != 0 {
+		t.Error("one beat has a rate")
+	}
+}
+
 // TestSplitNoise times the same heartbeats twice with independent noise, as
 // the forehead and the cheeks do, and the whole as their mean: the measured
 // RMSSD is inflated by the noise, and taking SplitNoise out of its square

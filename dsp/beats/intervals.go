@@ -2,6 +2,7 @@ package beats
 
 import (
 	"math"
+	"slices"
 )
 
 // Plausible inter-beat intervals in seconds: 40-200 bpm, the range the
@@ -50,20 +51,71 @@ func Intervals(beats []Beat) []Interval {
 	}
 	artefact := classifyArtefacts(s)
 	floor := fitFloor(beats)
-	var win []float64
+	meds := localMedians(s)
 	for i, iv := range out {
-		win = win[:0]
-		for j := max(0, i-localSpan); j <= min(len(out)-1, i+localSpan); j++ {
-			if s := out[j].S; s >= MinIntervalS && s <= MaxIntervalS {
-				win = append(win, s)
-			}
-		}
-		med := median(win)
+		med := meds[i]
 		out[i].NN = iv.S >= MinIntervalS && iv.S <= MaxIntervalS && med > 0 &&
 			math.Abs(iv.S-med) <= LocalDeviation*med &&
 			trusted(beats[i], floor) && trusted(beats[i+1], floor) && !artefact[i]
 	}
 	return out
+}
+
+// localMedians returns, for each interval of s (seconds), the median of the
+// plausible ones among it and its localSpan neighbours on each side.
+func localMedians(s []float64) []float64 {
+	meds := make([]float64, len(s))
+	var win []float64
+	for i := range s {
+		win = win[:0]
+		for j := max(0, i-localSpan); j <= min(len(s)-1, i+localSpan); j++ {
+			if s[j] >= MinIntervalS && s[j] <= MaxIntervalS {
+				win = append(win, s[j])
+			}
+		}
+		meds[i] = median(win)
+	}
+	return meds
+}
+
+// Rate returns the heartbeats per second between the first and the last
+// of beats that are not at an Edge, 0 when fewer than two are. Every
+// heartbeat counts, a premature or ectopic one too: the heart rate of a
+// pulse oximeter or of an ECG counts them, while the mean NN interval
+// leaves them out and reads slow (a fingertip recording at 46-52 bpm with
+// an early beat every half minute or so read 1-2 bpm under the oximeters
+// from its NN intervals, within 0.2 bpm counting every beat). What is not
+// a heartbeat is the detector's: an interval shorter than half its
+// neighbours' median ends at an extra detection, and one longer than
+// 1.5 times it holds round(S/median) beats, the last one seen and the
+// missed ones.
+func Rate(beats []Beat) float64 {
+	first := slices.IndexFunc(beats, func(b Beat) bool { return !b.Edge })
+	last := len(beats) - 1
+	for last > first && beats[last].Edge {
+		last--
+	}
+	if first < 0 || last <= first {
+		return 0
+	}
+	s := make([]float64, last-first)
+	for i := range s {
+		s[i] = beats[first+i+1].T - beats[first+i].T
+	}
+	meds := localMedians(s)
+	var count float64
+	for i, v := range s {
+		switch med := meds[i]; {
+		case !(med > 0):
+			count++
+		case v < med/2:
+		case v > 1.5*med:
+			count += math.Round(v / med)
+		default:
+			count++
+		}
+	}
+	return count / (beats[last].T - beats[first].T)
 }
 
 // NNStats summarises the clean intervals.

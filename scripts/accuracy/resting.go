@@ -32,7 +32,8 @@ func restingWindows(data string, verbose bool, windowS, stepS float64) (*table, 
 	t.notes = append(t.notes,
 		"Input: the finger PPG at 100 Hz through dsp.AnalyzePPG.",
 		"Reference: hr and RMSSD from ECG R peaks (Pan-Tompkins style, scripts/accuracy/reference.go; beats whose QRS is unlike the",
-		"median QRS end no interval, windows whose ECG loses more than a tenth of its intervals have no hrv reference),",
+		"median QRS end no interval; hr counts every beat, RMSSD only intervals within 20% of the local median, and windows",
+		"whose ECG loses more than a tenth of its intervals that way have no hrv reference),",
 		"br from upward crossings of the band-passed belt.",
 		"Overlapping windows are not independent: all come from one 5-minute recording of one person.")
 	seconds := float64(len(ppg)) / rate
