@@ -202,6 +202,20 @@ func TestIntervalsRejectOddBeat(t *testing.T) {
 		{"finger", 40, func(i int) float64 { return 0.94 + 0.01*math.Sin(float64(i)*1.7) }, false},
 		{"camera", 40, func(i int) float64 { return 0.7 + 0.2*math.Sin(float64(i)*1.7) }, true},
 		{"too few beats", minFitBeats - 1, func(i int) float64 { return 0.94 + 0.01*math.Sin(float64(i)*1.7) }, true},
+		// A fit of -1 (a beat upside down) or NaN (a flat one) must not
+		// spoil the others' spread.
+		{"finger, one beat upside down", 40, func(i int) float64 {
+			if i == 5 {
+				return -1
+			}
+			return 0.94 + 0.01*math.Sin(float64(i)*1.7)
+		}, false},
+		{"finger, one flat beat", 40, func(i int) float64 {
+			if i == 5 {
+				return math.NaN()
+			}
+			return 0.94 + 0.01*math.Sin(float64(i)*1.7)
+		}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,7 +232,7 @@ func TestIntervalsRejectOddBeat(t *testing.T) {
 			bs[k].T += 0.07
 			iv := Intervals(bs)
 			for i, v := range iv {
-				want := true
+				want := bs[i].Fit > 0 && bs[i+1].Fit > 0
 				if i == k-1 || i == k {
 					want = tc.wantNN
 				}

@@ -223,8 +223,8 @@ const (
 func fitFloor(bs []Beat) float64 {
 	var z []float64
 	for _, b := range bs {
-		if !b.Edge && b.Fit != 0 {
-			z = append(z, math.Atanh(min(b.Fit, 0.999)))
+		if !b.Edge && b.Fit != 0 && !math.IsNaN(b.Fit) {
+			z = append(z, math.Atanh(max(-0.999, min(b.Fit, 0.999))))
 		}
 	}
 	if len(z) < minFitBeats {
