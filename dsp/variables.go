@@ -106,11 +106,20 @@ func breathingVariable(pa *pulseAnalysis) Variable {
 	if c := pa.blocked(MinSecondsBeatToBeat); c != "" {
 		return fail(c)
 	}
-	est, found := resp.Rate(pa.wave.Baseline, pa.rateHz, pa.beats, pa.iv)
+	est, found := resp.Rate(pa.wave.Baseline, pa.rateHz, pa.beats, pa.iv, pa.cleanBeats())
 	if !found {
 		return fail(OutOfRange)
 	}
 	return ok(Mean{round(est.PerMin, 1)})
+}
+
+// cleanBeats reports whether pa's beats are timed well enough for
+// beat-to-beat measures: enough NN pairs, a large enough NN share, and
+// beats that look like the mean beat.
+func (pa *pulseAnalysis) cleanBeats() bool {
+	nn := pa.nn
+	return nn.Pairs >= MinNNPairs && float64(nn.Count) >= MinNNShare*float64(nn.Total) &&
+		beats.FitShare(pa.beats, MinBeatFit) >= MinBeatFitShare
 }
 
 // hrvVariables returns hrv (mean RMSSD, ms) and strs from the NN intervals.
@@ -118,12 +127,10 @@ func hrvVariables(pa *pulseAnalysis) (hrv, strs Variable) {
 	if c := pa.blocked(MinSecondsBeatToBeat); c != "" {
 		return fail(c), fail(c)
 	}
-	nn := pa.nn
-	if nn.Pairs < MinNNPairs || float64(nn.Count) < MinNNShare*float64(nn.Total) ||
-		beats.FitShare(pa.beats, MinBeatFit) < MinBeatFitShare {
+	if !pa.cleanBeats() {
 		return fail(BadRMSSD), fail(BadRMSSD)
 	}
-	rmssd := 1000 * nn.RMSSDs
+	rmssd := 1000 * pa.nn.RMSSDs
 	if pa.noiseKnown {
 		// Timing noise inflates RMSSD; take out the part the two halves
 		// of the face measured (beats.SplitNoise). When noise explains

@@ -41,7 +41,13 @@
 // beat misplaced by noise moves both: on webcam-like video whose beats
 // were found through noise, the two agreed at 18-23 /min, where noise
 // counts gather, for breathing at 11-13. Agreeing with each other alone,
-// they answer only as one count would. A breath that is not a sine (a quick
+// they answer only as one count would, unless the beats are clean (the
+// caller says so: timed well enough for HRV), when a beat is not
+// misplaced by noise and the stroke volume and the sinus rhythm are two
+// witnesses (on a finger PPG at 100 Hz beside a belt, two one-minute
+// windows whose intensity carried no rhythm were refused that way while
+// their amplitude and interval counts agreed within 1 /min of the
+// belt). A breath that is not a sine (a quick
 // inspiration, the two humps of a ventilator's cycle) has a strong second
 // harmonic, and a modulation can be counted at it; its spectrum still holds
 // the fundamental (subHarmonicShare), and such a count then supports the
@@ -126,9 +132,10 @@ func (r reading) vote() float64 {
 
 // Rate estimates the breathing rate from baseline (the relative intensity
 // below 0.7 Hz, uniform at rateHz, see pulse.Wave) and the beats and
-// intervals found in the pulse. ok is false when no modulation carries a
-// regular rhythm.
-func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interval) (Estimate, bool) {
+// intervals found in the pulse; clean says the beats are timed well
+// enough for beat-to-beat measures. ok is false when no modulation
+// carries a regular rhythm.
+func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interval, clean bool) (Estimate, bool) {
 	var rd [3]reading
 	var a spectrum.Analyzer
 	var sp spectrum.Spectrum
@@ -168,11 +175,12 @@ func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interv
 			read(Frequency, resample.Uniform(nil, it, s, seriesRateHz), seriesRateHz, 0.9*nyquistHz)
 		}
 	}
-	return fuse(rd)
+	return fuse(rd, clean)
 }
 
-// fuse returns the weighted mean of the heaviest group of agreeing counts.
-func fuse(rd [3]reading) (Estimate, bool) {
+// fuse returns the weighted mean of the heaviest group of agreeing counts;
+// clean lets the amplitude and interval counts vouch for each other.
+func fuse(rd [3]reading, clean bool) (Estimate, bool) {
 	var best Estimate
 	var bestSupport float64
 	for _, lead := range rd {
@@ -182,7 +190,8 @@ func fuse(rd [3]reading) (Estimate, bool) {
 		}
 		var est Estimate
 		var support, sum, top float64
-		var fromBaseline, fromBeats bool
+		var fromBaseline bool
+		beatSeries := 0
 		for m, r := range rd {
 			v := r.vote()
 			switch {
@@ -202,10 +211,11 @@ func fuse(rd [3]reading) (Estimate, bool) {
 			if Modulation(m) == Intensity {
 				fromBaseline = true
 			} else {
-				fromBeats = true
+				beatSeries++
 			}
 		}
-		if !(fromBaseline && fromBeats) && top < soloQuality {
+		vouched := fromBaseline && beatSeries > 0 || clean && beatSeries == 2
+		if !vouched && top < soloQuality {
 			continue
 		}
 		est.PerMin = sum / support
