@@ -177,10 +177,10 @@ func (pa *pulseAnalysis) scaleTrack(k float64) {
 // (also the share beatsShowPulse needs), and a rate within maxRateMismatch
 // of the track's. Its beats counted over their span (beats.Rate) are
 // what an ECG's heart rate is (60 over the mean RR interval, every beat
-// counted), while the track's mean is a mean of frequencies over overlapping windows, which
-// weighs the middle of the capture more and reads a variable rhythm a
-// little fast (on simulated finger PPG with an RMSSD of 45 ms up to 1.3
-// bpm off).
+// counted), while the track's mean is a mean of frequencies over
+// overlapping windows, which weighs the middle of the capture more and
+// reads a variable rhythm a little fast (on simulated finger PPG with an
+// RMSSD of 45 ms up to 1.3 bpm off).
 const (
 	minRateBeats    = 10
 	minRateNNShare  = 0.8

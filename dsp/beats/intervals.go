@@ -84,7 +84,7 @@ func localMedians(s []float64) []float64 {
 // pulse oximeter or of an ECG counts them, while the mean NN interval
 // leaves them out and reads slow (a fingertip recording at 46-52 bpm with
 // an early beat every half minute or so read 1-2 bpm under the oximeters
-// from its NN intervals, within 0.2 bpm counting every beat). What is not
+// from its NN intervals, 0.1-1 bpm counting every beat). What is not
 // a heartbeat is the detector's: an interval shorter than half its
 // neighbours' median ends at an extra detection, and one longer than
 // 1.5 times it holds round(S/median) beats, the last one seen and the
