@@ -13,7 +13,6 @@ import (
 	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
-	"github.com/pion/webrtc/v4/pkg/media/ivfwriter"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/media"
 )
@@ -131,8 +130,8 @@ func (s *Server) connect(sess *session, offer string) (string, error) {
 const gatherTimeout = 5 * time.Second
 
 // receiveVideo decodes a session's video track and feeds what its face
-// tracker sees to the session: RTP, reassembled into VP8 frames by pion's
-// ivfwriter, piped into ffmpeg (media.DecodeLive), whose frames the
+// tracker sees to the session: RTP, reassembled into whole VP8 frames
+// (vp8frames.go), piped into ffmpeg (media.DecodeLive), whose frames the
 // tracker observes here, so that the session's loop only adds
 // observations. A frame's capture time is its RTP timestamp.
 func (s *Server) receiveVideo(sess *session, pc *webrtc.PeerConnection, track *webrtc.TrackRemote) {
@@ -156,31 +155,36 @@ func (s *Server) receiveVideo(sess *session, pc *webrtc.PeerConnection, track *w
 		pr.CloseWithError(io.ErrClosedPipe) // a writer still writing stops
 		decoded <- err
 	}()
-	// The writer writes its header at once, into a pipe that the decoder
-	// now reads. Direct 90 kHz timestamps: the capture clock to the tick.
-	w, err := ivfwriter.NewWith(pw, ivfwriter.WithCodec(track.Codec().MimeType), ivfwriter.WithFrameRate(1, 90000), ivfwriter.WithDirectPTS())
-	if err != nil {
-		sess.log.Error("ivf writer", "err", err)
-		pw.CloseWithError(err)
-		<-decoded
-		return
-	}
-	// Ask for a key frame now: ffmpeg can start only with one.
-	pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: uint32(track.SSRC())}})
+	frames := newVP8Frames(pw)
+	var asked time.Time
 	for {
 		pkt, _, err := track.ReadRTP()
 		if err != nil {
 			break
 		}
-		if err := w.WriteRTP(pkt); err != nil {
+		if err := frames.push(pkt); err != nil {
 			break
 		}
+		// ffmpeg can start only with a key frame, and after a lost
+		// frame only a key frame decodes cleanly: ask for one, again
+		// each keyFrameRetry while it does not come.
+		if frames.wantKey && time.Since(asked) > keyFrameRetry {
+			asked = time.Now()
+			pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: uint32(track.SSRC())}})
+		}
+	}
+	if frames.skipped > 0 {
+		sess.log.Info("video frames lost on the network", "frames", frames.skipped)
 	}
 	pw.Close()
 	if err := <-decoded; err != nil && ctx.Err() == nil {
 		sess.log.Info("video decoding ended", "err", err)
 	}
 }
+
+// keyFrameRetry spaces the requests for a key frame: a browser's encoder
+// sends one within a round trip, and asking faster only costs bits.
+const keyFrameRetry = time.Second
 
 // liveOptions bound the decode of one session's video: as long as a
 // session may last, at up to 60 frames a second and 8 Mbit/s.

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/interceptor"
+	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 	"github.com/pion/webrtc/v4/pkg/media"
 	"github.com/pion/webrtc/v4/pkg/media/ivfreader"
@@ -55,9 +57,10 @@ type whipClient struct {
 	gone chan struct{} // closed at the test's end: msgs is no longer read
 }
 
-// newWHIPClient makes the client; tune, if given, changes its pion
-// settings.
-func newWHIPClient(t testing.TB, tune ...func(*webrtc.SettingEngine)) *whipClient {
+// newWHIPClient makes the client, which resends packets the server asks
+// for again (NACK) as a browser does; tune, if given, changes its pion
+// settings and may add interceptors nearer the network.
+func newWHIPClient(t testing.TB, tune ...func(*webrtc.SettingEngine, *interceptor.Registry)) *whipClient {
 	t.Helper()
 	m := &webrtc.MediaEngine{}
 	if err := m.RegisterDefaultCodecs(); err != nil {
@@ -67,10 +70,14 @@ func newWHIPClient(t testing.TB, tune ...func(*webrtc.SettingEngine)) *whipClien
 	if err != nil {
 		t.Fatal(err)
 	}
+	ir := &interceptor.Registry{}
 	for _, f := range tune {
-		f(&se)
+		f(&se, ir)
 	}
-	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se)).NewPeerConnection(webrtc.Configuration{})
+	if err := webrtc.RegisterDefaultInterceptors(m, ir); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithSettingEngine(se), webrtc.WithInterceptorRegistry(ir)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +114,42 @@ func newWHIPClient(t testing.TB, tune ...func(*webrtc.SettingEngine)) *whipClien
 		}
 	})
 	return c
+}
+
+// lossyLink is a network that loses the first sending of every n-th video
+// packet; a resend after a NACK gets through.
+type lossyLink struct {
+	interceptor.NoOp
+	every uint16
+	mu    sync.Mutex
+	lost  map[uint16]bool
+}
+
+// lossy adds a lossyLink to a client, nearest the network.
+func lossy(every uint16) func(*webrtc.SettingEngine, *interceptor.Registry) {
+	return func(_ *webrtc.SettingEngine, ir *interceptor.Registry) {
+		ir.Add(&lossyLink{every: every, lost: map[uint16]bool{}})
+	}
+}
+
+func (l *lossyLink) NewInterceptor(string) (interceptor.Interceptor, error) { return l, nil }
+
+func (l *lossyLink) BindLocalStream(info *interceptor.StreamInfo, w interceptor.RTPWriter) interceptor.RTPWriter {
+	if !strings.EqualFold(info.MimeType, webrtc.MimeTypeVP8) {
+		return w
+	}
+	return interceptor.RTPWriterFunc(func(h *rtp.Header, payload []byte, a interceptor.Attributes) (int, error) {
+		l.mu.Lock()
+		drop := h.SequenceNumber%l.every == 0 && !l.lost[h.SequenceNumber]
+		if drop {
+			l.lost[h.SequenceNumber] = true
+		}
+		l.mu.Unlock()
+		if drop {
+			return h.MarshalSize() + len(payload), nil
+		}
+		return w.Write(h, payload, a)
+	})
 }
 
 // offer returns the client's offer with its candidates.
@@ -217,9 +260,10 @@ func (e *testEnv) whipRequest(method, target, contentType, body string, authoriz
 }
 
 // TestWHIP: a pion peer publishes a synthetic face as VP8 to POST
-// /sessions/whip, gets vitals on the data channel, and a DELETE of the
-// session's Location stores the measure, whose hr is within 3 bpm of the
-// truth, pushed as result.
+// /sessions/whip over a link that loses one packet in 25 (each sent again
+// on the server's NACK, later than the packets behind it), gets vitals on
+// the data channel, and a DELETE of the session's Location stores the
+// measure, whose hr is within 3 bpm of the truth, pushed as result.
 func TestWHIP(t *testing.T) {
 	t.Parallel()
 	// 15 frames a second halves the work of a race-detector build on a
@@ -228,7 +272,7 @@ func TestWHIP(t *testing.T) {
 	ivf, truth := vp8Clip(t, clip.Config{Width: 320, Height: 240, FPS: fps, Seconds: 14, Seed: 9, HeartRate: 72, BreathingRate: 15})
 	e := newTestEnv(t, Config{})
 	value, _ := e.mint(realtimeOnce())
-	c := newWHIPClient(t)
+	c := newWHIPClient(t, lossy(25))
 	body, _ := json.Marshal(map[string]any{"offer": c.offer(t), "measure": map[string]any{"tags": []string{"webrtc"}}})
 	res, answer := e.whipPost("?chain=realtime", "application/json", string(body), value)
 	location := res.Header.Get("Location")
@@ -296,7 +340,7 @@ func TestDataChannelSlowReader(t *testing.T) {
 	value, _ := e.mint(realtimeOnce())
 	// A 16 KiB receive window instead of pion's 1 MiB: what the client
 	// does not read backs up to the server after 16 KiB, not 1 MiB.
-	c := newWHIPClient(t, func(se *webrtc.SettingEngine) { se.SetSCTPMaxReceiveBufferSize(16 << 10) })
+	c := newWHIPClient(t, func(se *webrtc.SettingEngine, _ *interceptor.Registry) { se.SetSCTPMaxReceiveBufferSize(16 << 10) })
 	closed := make(chan struct{})
 	var once sync.Once
 	c.pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
