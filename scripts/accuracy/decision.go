@@ -66,13 +66,16 @@ func decisionNoise(w io.Writer, clips []skinClip) {
 	fmt.Fprintln(w, "Real: the face-skin clips cut into consecutive pieces of each length. Generated: white noise plus a random")
 	fmt.Fprintln(w, "walk (camera: three channels at 120, 110, 90 levels; contact: one), 15, 30 and 60 fps, 40 of each.")
 	fmt.Fprintln(w, "Levels: what dsp.AnswerLevels requires at that length. Answered: pieces that got a heart rate anyway (false answers).")
+	fmt.Fprintln(w, "Own pulse: real pieces whose tracked rate is within 5 bpm of their clip's oximeter, among those with a confidence")
+	fmt.Fprintln(w, "of 0.70 or more and among all (a confident piece that had found its person's weak pulse would be a right answer refused).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| length | pieces | confidence q50 / q99 / max | period correlation q50 / q99 / max | levels | answered |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| length | pieces | confidence q50 / q99 / max | period correlation q50 / q99 / max | levels | answered | own pulse: confident, all |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	unique := distinct(clips)
 	for _, L := range decisionLengths {
 		var confs, corrs []float64
 		answered := 0
+		var sure, sureOwn, own int // real pieces: confident, and tracking the oximeter's rate
 		count := func(res dsp.Result) {
 			confs = append(confs, res.Summary.QualityScore)
 			corrs = append(corrs, res.Summary.PeriodCorrelation)
@@ -82,7 +85,18 @@ func decisionNoise(w io.Writer, clips []skinClip) {
 		}
 		for _, c := range unique {
 			for _, p := range pieces(c.trace, L) {
-				count(dsp.AnalyzeTrace(p, dsp.Inputs{Variables: []string{dsp.HR}}))
+				res := dsp.AnalyzeTrace(p, dsp.Inputs{Variables: []string{dsp.HR}})
+				count(res)
+				near := math.Abs(res.Summary.TrackedBpm-c.ref) <= 5
+				if near {
+					own++
+				}
+				if res.Summary.QualityScore >= 0.7 {
+					sure++
+					if near {
+						sureOwn++
+					}
+				}
 			}
 		}
 		real := len(confs)
@@ -97,7 +111,7 @@ func decisionNoise(w io.Writer, clips []skinClip) {
 		q := func(x []float64) string {
 			return fmt.Sprintf("%.3f / %.3f / %.3f", quantile(x, 0.5), quantile(x, 0.99), quantile(x, 1))
 		}
-		fmt.Fprintf(w, "| %.0f s | %d real, %d generated | %s | %s | %.3f, %.2f | %d |\n", L, real, len(confs)-real, q(confs), q(corrs), c, r, answered)
+		fmt.Fprintf(w, "| %.0f s | %d real, %d generated | %s | %s | %.3f, %.2f | %d | %d/%d, %d/%d |\n", L, real, len(confs)-real, q(confs), q(corrs), c, r, answered, sureOwn, sure, own, real)
 	}
 }
 
