@@ -32,10 +32,12 @@ type vp8Frames struct {
 	buf     []byte // an IVF frame header and the frame
 }
 
-// maxLateness is how long a frame waits for a packet that is missing:
-// enough for a NACK and its resend on a network with a few hundred
-// milliseconds of round trip, short enough that the live vitals keep up.
-const maxLateness = 500 * time.Millisecond
+// maxLateness is how long a frame waits for a packet that is missing, in
+// media time: enough for a NACK and its resend on a network with a few
+// hundred milliseconds of round trip, or a receiver that was not scheduled
+// for a while; the live vitals, read once a second from 30 s of frames,
+// can wait that long.
+const maxLateness = time.Second
 
 // vp8MaxLatePackets bounds the jitter buffer in packets, far above what
 // maxLateness holds at a webcam's bit rate.

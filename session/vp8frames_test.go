@@ -166,6 +166,13 @@ func TestVP8Frames(t *testing.T) {
 		}
 	}
 
+	// A resend that comes after its frame was given up is ignored: frames
+	// 20-29 are lost as above, and the stream goes on.
+	k = first(20) + 1
+	tooLate := slices.Insert(without(k), first(40)-1, k)
+	got, _, _ = run(tooLate)
+	same("resend too late", got, slices.Concat(frames[:20], frames[30:]))
+
 	// A stream joined after its first key frame starts at the next one.
 	got, _, _ = run(all[first(3):])
 	same("joined late", got, frames[15:])
