@@ -15,10 +15,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 	"github.com/pion/webrtc/v4/pkg/media"
@@ -28,7 +30,8 @@ import (
 )
 
 // vp8Clip makes a synthetic face clip and encodes it as a browser would
-// send it: VP8 at about 1.5 Mbit/s, in an IVF file. libvpx's real-time
+// send it: VP8 at about 1.5 Mbit/s with a key frame every 30 frames, in an
+// IVF file. libvpx's real-time
 // speed is fixed (a negative -cpu-used): a positive one lets it pick its
 // speed by the time frames take, which makes the clip depend on how busy
 // the machine is.
@@ -37,7 +40,7 @@ func vp8Clip(t *testing.T, cfg clip.Config) (ivf []byte, truth clip.Truth) {
 	y4m, truth := synthClip(t, cfg)
 	path := filepath.Join(filepath.Dir(y4m), "clip.ivf")
 	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-i", y4m, "-c:v", "libvpx",
-		"-b:v", "1500k", "-deadline", "realtime", "-cpu-used", "-8", "-g", "60", "-f", "ivf", path).CombinedOutput(); err != nil {
+		"-b:v", "1500k", "-deadline", "realtime", "-cpu-used", "-8", "-g", "30", "-f", "ivf", path).CombinedOutput(); err != nil {
 		t.Fatalf("ffmpeg: %v\n%s", err, out)
 	}
 	ivf, err := os.ReadFile(path)
@@ -58,6 +61,7 @@ type whipClient struct {
 	// slow reader.
 	msgs chan received
 	gone chan struct{} // closed at the test's end: msgs is no longer read
+	plis atomic.Int32  // requests for a key frame received
 }
 
 // newWHIPClient makes the client, which resends packets the server asks
@@ -98,8 +102,14 @@ func newWHIPClient(t testing.TB, tune ...func(*webrtc.SettingEngine, *intercepto
 	}
 	go func() {
 		for {
-			if _, _, err := sender.ReadRTCP(); err != nil {
+			pkts, _, err := sender.ReadRTCP()
+			if err != nil {
 				return
+			}
+			for _, p := range pkts {
+				if _, ok := p.(*rtcp.PictureLossIndication); ok {
+					c.plis.Add(1)
+				}
 			}
 		}
 	}()
@@ -120,17 +130,20 @@ func newWHIPClient(t testing.TB, tune ...func(*webrtc.SettingEngine, *intercepto
 }
 
 // lossyLink is a network that loses the first sending of every n-th video
-// packet; a resend after a NACK gets through. It spares the first key
-// frame: a lost first packet leaves no gap to ask for, and a browser then
-// answers the server's request for a key frame at once, where a clip
-// encoded beforehand has its next one seconds later.
+// packet (a resend after a NACK gets through) and every sending of one
+// frame. It spares the first key frame: a lost first packet leaves no gap
+// to ask for, and a browser then answers the server's request for a key
+// frame at once, where a clip encoded beforehand has its next one seconds
+// later.
 type lossyLink struct {
 	interceptor.NoOp
-	every uint16
-	mu    sync.Mutex
-	sent  bool   // a packet has been sent
-	first uint16 // the first one's sequence number
-	lost  map[uint16]bool
+	every  uint16
+	gone   int // the frame lost for good, counted from 0
+	mu     sync.Mutex
+	sent   bool   // a packet has been sent
+	first  uint16 // the first one's sequence number
+	lost   map[uint16]bool
+	frames map[uint32]int // each frame's number by its RTP timestamp
 }
 
 // lossySpared is how many packets from the start the link spares: the
@@ -138,9 +151,9 @@ type lossyLink struct {
 const lossySpared = 100
 
 // lossy adds a lossyLink to a client, nearest the network.
-func lossy(every uint16) func(*webrtc.SettingEngine, *interceptor.Registry) {
+func lossy(every uint16, gone int) func(*webrtc.SettingEngine, *interceptor.Registry) {
 	return func(_ *webrtc.SettingEngine, ir *interceptor.Registry) {
-		ir.Add(&lossyLink{every: every, lost: map[uint16]bool{}})
+		ir.Add(&lossyLink{every: every, gone: gone, lost: map[uint16]bool{}, frames: map[uint32]int{}})
 	}
 }
 
@@ -155,10 +168,16 @@ func (l *lossyLink) BindLocalStream(info *interceptor.StreamInfo, w interceptor.
 		if !l.sent {
 			l.sent, l.first = true, h.SequenceNumber
 		}
+		frame, ok := l.frames[h.Timestamp]
+		if !ok {
+			frame = len(l.frames)
+			l.frames[h.Timestamp] = frame
+		}
 		drop := h.SequenceNumber-l.first >= lossySpared && h.SequenceNumber%l.every == 0 && !l.lost[h.SequenceNumber]
 		if drop {
 			l.lost[h.SequenceNumber] = true
 		}
+		drop = drop || frame == l.gone
 		l.mu.Unlock()
 		if drop {
 			return h.MarshalSize() + len(payload), nil
@@ -276,9 +295,10 @@ func (e *testEnv) whipRequest(method, target, contentType, body string, authoriz
 
 // TestWHIP: a pion peer publishes a synthetic face as VP8 to POST
 // /sessions/whip over a link that loses one packet in 25 (each sent again
-// on the server's NACK, later than the packets behind it), gets vitals on
-// the data channel, and a DELETE of the session's Location stores the
-// measure, whose hr is within 3 bpm of the truth, pushed as result.
+// on the server's NACK, later than the packets behind it) and one frame
+// for good (the server asks for a key frame), gets vitals on the data
+// channel, and a DELETE of the session's Location stores the measure,
+// whose hr is within 3 bpm of the truth, pushed as result.
 func TestWHIP(t *testing.T) {
 	t.Parallel()
 	// 15 frames a second halves the work of a race-detector build on a
@@ -287,7 +307,9 @@ func TestWHIP(t *testing.T) {
 	ivf, truth := vp8Clip(t, clip.Config{Width: 320, Height: 240, FPS: fps, Seconds: 14, Seed: 9, HeartRate: 72, BreathingRate: 15})
 	e := newTestEnv(t, Config{})
 	value, _ := e.mint(realtimeOnce())
-	c := newWHIPClient(t, lossy(25))
+	// Frame 125 is lost, found so a second later, and the frames up to
+	// the key frame of 150 are skipped.
+	c := newWHIPClient(t, lossy(25, 125))
 	body, _ := json.Marshal(map[string]any{"offer": c.offer(t), "measure": map[string]any{"tags": []string{"webrtc"}}})
 	res, answer := e.whipPost("?chain=realtime", "application/json", string(body), value)
 	location := res.Header.Get("Location")
@@ -318,6 +340,11 @@ func TestWHIP(t *testing.T) {
 		t.Errorf("vitals after %d ms: hr %+v, %d frames, %d dropped, %d wave samples", v.ElapsedMs, v.HR, v.FramesReceived, v.FramesDropped, len(v.Wave))
 	}
 	<-published
+	// One request at the start, when a key frame is the first thing
+	// ffmpeg needs, and one after the lost frame.
+	if n := c.plis.Load(); n < 2 {
+		t.Errorf("%d requests for a key frame, want 2 or more", n)
+	}
 	other, _ := e.mint(realtimeOnce())
 	if code := e.whipDelete(location, other); code != 404 {
 		t.Fatalf("DELETE with another token: %d", code)
