@@ -157,6 +157,7 @@ func (s *Server) receiveVideo(sess *session, pc *webrtc.PeerConnection, track *w
 	}()
 	frames := newVP8Frames(pw)
 	var asked time.Time
+	counted := 0 // frames.skipped in the metrics
 	for {
 		pkt, _, err := track.ReadRTP()
 		if err != nil {
@@ -164,6 +165,10 @@ func (s *Server) receiveVideo(sess *session, pc *webrtc.PeerConnection, track *w
 		}
 		if err := frames.push(pkt); err != nil {
 			break
+		}
+		if frames.skipped > counted {
+			sess.counted.FramesLost(frames.skipped - counted)
+			counted = frames.skipped
 		}
 		// ffmpeg can start only with a key frame, and after a lost
 		// frame only a key frame decodes cleanly: ask for one, again

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -344,6 +345,11 @@ func TestWHIP(t *testing.T) {
 	// ffmpeg needs, and one after the lost frame.
 	if n := c.plis.Load(); n < 2 {
 		t.Errorf("%d requests for a key frame, want 2 or more", n)
+	}
+	// The frames skipped after it are counted.
+	lost := regexp.MustCompile(`\npulsewire_session_frames_lost_total\{chain="realtime",env="test",transport="webrtc"\} ([0-9]+)\n`)
+	if m := lost.FindStringSubmatch(e.scraped()); m == nil || m[1] == "0" {
+		t.Errorf("frames lost in the metrics: %q", m)
 	}
 	other, _ := e.mint(realtimeOnce())
 	if code := e.whipDelete(location, other); code != 404 {

@@ -36,6 +36,7 @@ type Metrics struct {
 	analysisWait   *prometheus.HistogramVec
 	sessions       *prometheus.GaugeVec
 	framesDropped  *prometheus.CounterVec
+	framesLost     *prometheus.CounterVec
 	refusals       *prometheus.CounterVec
 	creditsRefused *prometheus.CounterVec
 	webhooks       *prometheus.CounterVec
@@ -74,6 +75,10 @@ func New() *Metrics {
 			Name: "pulsewire_session_frames_dropped_total",
 			Help: "Frames of live sessions dropped because the analysis lagged behind, by environment, chain and transport.",
 		}, []string{"env", "chain", "transport"}),
+		framesLost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pulsewire_session_frames_lost_total",
+			Help: "Video frames of live sessions that came incomplete over the network, or were skipped after one until the next key frame, by environment, chain and transport.",
+		}, []string{"env", "chain", "transport"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pulsewire_refusals_total",
 			Help: "Requests and session openings refused by a limit or a token's state, by environment and cause.",
@@ -90,7 +95,7 @@ func New() *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.runs, m.analysisWait, m.sessions, m.framesDropped, m.refusals, m.creditsRefused, m.webhooks,
+		m.requests, m.runs, m.analysisWait, m.sessions, m.framesDropped, m.framesLost, m.refusals, m.creditsRefused, m.webhooks,
 	)
 	return m
 }
@@ -231,6 +236,7 @@ const (
 type Session struct {
 	open    prometheus.Gauge
 	dropped prometheus.Counter
+	lost    prometheus.Counter
 }
 
 // SessionOpened counts a session of env opened on chain over transport as
@@ -242,6 +248,7 @@ func (m *Metrics) SessionOpened(env string, chain Chain, transport Transport) *S
 	s := &Session{
 		open:    m.sessions.WithLabelValues(env, string(chain), string(transport)),
 		dropped: m.framesDropped.WithLabelValues(env, string(chain), string(transport)),
+		lost:    m.framesLost.WithLabelValues(env, string(chain), string(transport)),
 	}
 	s.open.Inc()
 	return s
@@ -252,6 +259,14 @@ func (m *Metrics) SessionOpened(env string, chain Chain, transport Transport) *S
 func (s *Session) FrameDropped() {
 	if s != nil {
 		s.dropped.Inc()
+	}
+}
+
+// FramesLost counts video frames that came incomplete over the network,
+// or were skipped after one until the next key frame.
+func (s *Session) FramesLost(n int) {
+	if s != nil && n > 0 {
+		s.lost.Add(float64(n))
 	}
 }
 

@@ -21,6 +21,8 @@ func exercise(m *Metrics) {
 	s := m.SessionOpened("test", ChainRealtime, TransportWebRTC)
 	s.FrameDropped()
 	s.FrameDropped()
+	s.FramesLost(14)
+	s.FramesLost(0)
 	m.SessionOpened("test", ChainRealtime, TransportWebRTC)
 	s.Closed()
 	m.Refused("production", CauseSpent)
@@ -39,6 +41,9 @@ pulsewire_sessions_open{chain="realtime",env="test",transport="webrtc"} 1
 # HELP pulsewire_session_frames_dropped_total Frames of live sessions dropped because the analysis lagged behind, by environment, chain and transport.
 # TYPE pulsewire_session_frames_dropped_total counter
 pulsewire_session_frames_dropped_total{chain="realtime",env="test",transport="webrtc"} 2
+# HELP pulsewire_session_frames_lost_total Video frames of live sessions that came incomplete over the network, or were skipped after one until the next key frame, by environment, chain and transport.
+# TYPE pulsewire_session_frames_lost_total counter
+pulsewire_session_frames_lost_total{chain="realtime",env="test",transport="webrtc"} 14
 # HELP pulsewire_refusals_total Requests and session openings refused by a limit or a token's state, by environment and cause.
 # TYPE pulsewire_refusals_total counter
 pulsewire_refusals_total{cause="spent",env="production"} 1
@@ -57,7 +62,7 @@ pulsewire_credits_refused_total{env="test"} 1
 pulsewire_webhook_deliveries_total{env="production",outcome="delivered"} 1
 pulsewire_webhook_deliveries_total{env="production",outcome="retrying"} 1
 `
-	names := []string{"pulsewire_sessions_open", "pulsewire_session_frames_dropped_total", "pulsewire_refusals_total",
+	names := []string{"pulsewire_sessions_open", "pulsewire_session_frames_dropped_total", "pulsewire_session_frames_lost_total", "pulsewire_refusals_total",
 		"pulsewire_analysis_queue_depth", "pulsewire_runs_total", "pulsewire_credits_refused_total",
 		"pulsewire_webhook_deliveries_total"}
 	if err := testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want), names...); err != nil {
