@@ -29,6 +29,7 @@ type vp8Frames struct {
 	first   uint32 // RTP timestamp of the first frame written
 	wantKey bool   // frames are skipped until a key frame
 	skipped int    // frames that came and were not written: fragments, or waiting for a key frame
+	padding int    // padding-only packets pushed and not yet seen dropped by the builder
 	buf     []byte // an IVF frame header and the frame
 }
 
@@ -67,10 +68,21 @@ func newVP8Frames(out io.Writer) *vp8Frames {
 // track's end: a frame lost there is not missed, and the builder's Flush
 // takes more than a second of CPU.
 func (v *vp8Frames) push(p *rtp.Packet) error {
+	if len(p.Payload) == 0 {
+		// Padding, which a browser sends between frames to probe the
+		// bandwidth (on the video's own stream when no RTX is agreed):
+		// the builder drops it like a lost packet's remains, which it
+		// is not. It goes in all the same, so that its sequence number
+		// leaves no gap to wait for.
+		v.padding++
+	}
 	v.sb.Push(p)
 	for s := v.sb.Pop(); s != nil; s = v.sb.Pop() {
 		whole, _ := s.Metadata.(bool)
-		if s.PrevDroppedPackets > 0 || !whole {
+		dropped := int(s.PrevDroppedPackets)
+		lost := dropped > v.padding
+		v.padding = max(0, v.padding-dropped)
+		if lost || !whole {
 			// Packets were lost: the frames that follow predict from
 			// what is missing.
 			v.wantKey = true

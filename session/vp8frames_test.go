@@ -173,6 +173,35 @@ func TestVP8Frames(t *testing.T) {
 	got, _, _ = run(tooLate)
 	same("resend too late", got, slices.Concat(frames[:20], frames[30:]))
 
+	// Padding between frames, as a browser probes the bandwidth with when
+	// no RTX is agreed, is no loss: the same frames, none skipped.
+	var padded []*rtp.Packet
+	for i, p := range pkts {
+		padded = append(padded, p)
+		if p.Marker && i%3 == 0 && i < len(pkts)-1 {
+			pad := &rtp.Packet{Header: p.Header, Payload: nil, PaddingSize: 200}
+			pad.Marker, pad.Padding = false, true
+			padded = append(padded, pad, pad)
+		}
+	}
+	for i := range padded {
+		h := padded[i].Header
+		h.SequenceNumber = 65500 + uint16(i)
+		padded[i] = &rtp.Packet{Header: h, Payload: padded[i].Payload, PaddingSize: padded[i].PaddingSize}
+	}
+	var out bytes.Buffer
+	v = newVP8Frames(&out)
+	for _, p := range padded {
+		if err := v.push(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _, _ = readIVF(t, out.Bytes())
+	same("padding between frames", got, frames)
+	if v.skipped != 0 || len(padded) < len(pkts)+20 {
+		t.Errorf("padding: %d frames skipped, %d packets of padding", v.skipped, len(padded)-len(pkts))
+	}
+
 	// A stream joined after its first key frame starts at the next one.
 	got, _, _ = run(all[first(3):])
 	same("joined late", got, frames[15:])
