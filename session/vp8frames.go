@@ -29,8 +29,12 @@ type vp8Frames struct {
 	first   uint32 // RTP timestamp of the first frame written
 	wantKey bool   // frames are skipped until a key frame
 	skipped int    // frames that came and were not written: fragments, or waiting for a key frame
-	padding int    // padding-only packets pushed and not yet seen dropped by the builder
-	buf     []byte // an IVF frame header and the frame
+	// pads holds the sequence numbers of padding-only packets pushed
+	// after the last frame popped; last is that frame's last packet's.
+	pads   map[uint16]bool
+	last   uint16
+	popped bool
+	buf    []byte // an IVF frame header and the frame
 }
 
 // maxLateness is how long a frame waits for a packet that is missing, in
@@ -47,19 +51,34 @@ const vp8MaxLatePackets = 2048
 // vp8ClockRate is the RTP clock of video, 90 kHz.
 const vp8ClockRate = 90000
 
+// vp8Depacketizer is pion's VP8 depacketizer, but a packet with no
+// payload (padding) depacketizes to nothing instead of an error: the
+// builder gives up a frame with a packet that does not depacketize, so
+// padding that a sender puts between a frame's packets would lose it.
+type vp8Depacketizer struct{ codecs.VP8Packet }
+
+func (d *vp8Depacketizer) Unmarshal(payload []byte) ([]byte, error) {
+	if len(payload) == 0 {
+		return nil, nil
+	}
+	return d.VP8Packet.Unmarshal(payload)
+}
+
 func newVP8Frames(out io.Writer) *vp8Frames {
 	head := func(d any) any {
 		// A frame starts at the first packet of its first partition; a
 		// later partition's first packet after a loss would start a
 		// fragment.
-		p, ok := d.(*codecs.VP8Packet)
+		p, ok := d.(*vp8Depacketizer)
 		return ok && p.S == 1 && p.PID == 0
 	}
 	return &vp8Frames{
-		sb: samplebuilder.New(vp8MaxLatePackets, &codecs.VP8Packet{}, vp8ClockRate,
-			samplebuilder.WithMaxTimeDelay(maxLateness), samplebuilder.WithPacketHeadHandler(head)),
+		sb: samplebuilder.New(vp8MaxLatePackets, &vp8Depacketizer{}, vp8ClockRate,
+			samplebuilder.WithMaxTimeDelay(maxLateness), samplebuilder.WithPacketHeadHandler(head),
+			samplebuilder.WithRTPHeaders(true)),
 		out:     out,
 		wantKey: true,
+		pads:    map[uint16]bool{},
 	}
 }
 
@@ -68,21 +87,18 @@ func newVP8Frames(out io.Writer) *vp8Frames {
 // track's end: a frame lost there is not missed, and the builder's Flush
 // takes more than a second of CPU.
 func (v *vp8Frames) push(p *rtp.Packet) error {
-	if len(p.Payload) == 0 {
-		// Padding, which a browser sends between frames to probe the
-		// bandwidth (on the video's own stream when no RTX is agreed):
-		// the builder drops it like a lost packet's remains, which it
-		// is not. It goes in all the same, so that its sequence number
-		// leaves no gap to wait for.
-		v.padding++
+	if len(p.Payload) == 0 && len(v.pads) < vp8MaxLatePackets {
+		// Padding, which a browser sends to probe the bandwidth (on the
+		// video's own stream when no RTX is agreed; Chromium in bursts of
+		// 15 between frames): the builder counts it with lost packets,
+		// which it is not. It goes in all the same, so that its sequence
+		// number leaves no gap to wait for.
+		v.pads[p.SequenceNumber] = true
 	}
 	v.sb.Push(p)
 	for s := v.sb.Pop(); s != nil; s = v.sb.Pop() {
 		whole, _ := s.Metadata.(bool)
-		dropped := int(s.PrevDroppedPackets)
-		lost := dropped > v.padding
-		v.padding = max(0, v.padding-dropped)
-		if lost || !whole {
+		if v.lostBefore(s.RTPHeaders) || !whole {
 			// Packets were lost: the frames that follow predict from
 			// what is missing.
 			v.wantKey = true
@@ -99,6 +115,35 @@ func (v *vp8Frames) push(p *rtp.Packet) error {
 		}
 	}
 	return nil
+}
+
+// lostBefore reports whether media packets were lost between the last
+// frame popped and this one, whose packets' headers are given: a packet
+// between them that is not padding. The builder's own count
+// (PrevDroppedPackets) counts the padding too.
+func (v *vp8Frames) lostBefore(hs []*rtp.Header) bool {
+	if len(hs) == 0 {
+		return true
+	}
+	first, last := hs[0].SequenceNumber, hs[len(hs)-1].SequenceNumber
+	lost := false
+	if v.popped {
+		if gap := first - v.last - 1; gap > vp8MaxLatePackets {
+			lost = true
+		} else {
+			for q := v.last + 1; q != first; q++ {
+				lost = lost || !v.pads[q]
+			}
+		}
+	}
+	v.last, v.popped = last, true
+	// Padding at or before this frame is done with.
+	for q := range v.pads {
+		if q-last-1 >= vp8MaxLatePackets {
+			delete(v.pads, q)
+		}
+	}
+	return lost
 }
 
 // write writes a frame, and the IVF header before the first. Timestamps

@@ -173,12 +173,13 @@ func TestVP8Frames(t *testing.T) {
 	got, _, _ = run(tooLate)
 	same("resend too late", got, slices.Concat(frames[:20], frames[30:]))
 
-	// Padding between frames, as a browser probes the bandwidth with when
-	// no RTX is agreed, is no loss: the same frames, none skipped.
+	// Padding, as a browser probes the bandwidth with when no RTX is
+	// agreed, between frames and between a frame's packets, is no loss:
+	// the same frames, none skipped.
 	var padded []*rtp.Packet
 	for i, p := range pkts {
 		padded = append(padded, p)
-		if p.Marker && i%3 == 0 && i < len(pkts)-1 {
+		if i%3 == 0 && i < len(pkts)-1 {
 			pad := &rtp.Packet{Header: p.Header, Payload: nil, PaddingSize: 200}
 			pad.Marker, pad.Padding = false, true
 			padded = append(padded, pad, pad)
