@@ -71,7 +71,8 @@ func analyzePulse(t []float64, chans, halves, refs [][]float64) pulseAnalysis {
 	var track rateTrack
 	pa.wave, track = chooseWave(pulse.Candidates(c, pa.rateHz), len(refsGrid) > 0, pa.rateHz)
 	pa.readRate(track)
-	if !pa.confidentPulse(pa.wave.Pulse, pa.rateHz) {
+	confident := pa.confidentPulse(pa.wave.Pulse, pa.rateHz)
+	if held := pa.heldImage(t, chans[1]); !confident || held {
 		pa.err = ConformityMissingSignal
 		pa.summary.Conformity = pa.err
 		return pa
@@ -109,6 +110,24 @@ func (pa *pulseAnalysis) confidentPulse(pulse []float64, rateHz float64) bool {
 	pa.summary.TrackedBpm = pa.track.meanBpm()
 	minConf, minCorr := AnswerLevel(pa.seconds)
 	return pa.summary.QualityScore >= minConf && pa.summary.PeriodCorrelation >= minCorr
+}
+
+// heldImage reports whether the tracked rate may be the image of a faster
+// pulse (keyFrameGroup): the trace (times t in seconds, green g) shows key
+// frames that hold the picture, the rate lies under half their rate, and
+// its mirror across it lies in the band searched, more than 5 bpm away
+// (nearer, either reading is within 5 bpm of the pulse). It keeps the
+// key-frame rate in the summary.
+func (pa *pulseAnalysis) heldImage(t, g []float64) bool {
+	fold := pa.summary.FrameRateHz / (2 * MinHeartRateBpm / 60)
+	n := keyFrameGroup(t, g, int(fold))
+	if n == 0 {
+		return false
+	}
+	keyHz := pa.summary.FrameRateHz / float64(n)
+	pa.summary.KeyFrameHz = keyHz
+	f := pa.summary.TrackedBpm / 60
+	return keyHz-2*f > confidenceHalfHz && keyHz-f <= MaxHeartRateBpm/60
 }
 
 // findBeats finds and times the beats of the wave along the tracked rate

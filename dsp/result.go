@@ -58,7 +58,10 @@ type Summary struct {
 	PeriodCorrelation float64
 	// TrackedBpm is the mean rate the heart-rate track followed, whether
 	// or not hr was answered: what hr would have been.
-	TrackedBpm  float64
+	TrackedBpm float64
+	// KeyFrameHz is the rate of the key frames of a video that holds the
+	// picture between them (keyFrameGroup), 0 when the trace shows none.
+	KeyFrameHz  float64
 	Beats       int // beats detected
 	NNIntervals int // intervals that passed artefact rejection
 	// Conformity is the capture-quality code that blocked the pulse
