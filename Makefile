@@ -62,8 +62,9 @@ cluster: deps-test build
 	PULSEWIRE_BINARY=$(CURDIR)/$(BIN) PULSEWIRE_VERSITYGW=$(CURDIR)/bin/versitygw $(GO) run ./scripts/cluster
 
 ## accuracy: accuracy on the real recordings in ../shared/data (contact PPG, face skin), the
-## synthetic clips (the benchmark set encoded and not, fresh seeds, the webcam set) and face
-## detection on labelled photos; answered share beside the error everywhere (docs/accuracy.md)
+## synthetic clips (the benchmark set encoded and not, fresh seeds, the webcam set, the key-frame
+## set) and face detection on labelled photos; answered share beside the error everywhere
+## (docs/accuracy.md)
 accuracy: deps-run
 	$(GO) run ./scripts/accuracy
 

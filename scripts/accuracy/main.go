@@ -5,7 +5,7 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-only real|skin|synth|fresh|raw|webcam|faces] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-keyframes DIR] [-only real|skin|synth|fresh|raw|webcam|keyframes|faces] [-v]
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -23,7 +23,8 @@ func main() {
 	data := flag.String("data", "../shared/data", "folder of the real recordings")
 	synthDir := flag.String("synth", "", "folder of the generated benchmark clips (default: generate into a temporary folder)")
 	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips (default: generate into a temporary folder)")
-	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips) or faces (face detection on labelled photos)")
+	keyFrameDir := flag.String("keyframes", "", "folder of the generated key-frame clips (default: generate into a temporary folder)")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), keyframes (key frames at fixed intervals) or faces (face detection on labelled photos)")
 	webcamPulse := flag.String("webcam-pulse", "1,3", "strengths of the webcam set's pulse, comma-separated multiples of its own (1: as weak as the real face-skin clips; 3: about as readable as real webcam video of a whole face)")
 	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
@@ -87,6 +88,16 @@ func main() {
 				failed = true
 				continue
 			}
+			t.print(os.Stdout)
+			ct.print(os.Stdout)
+		}
+	}
+	if *only == "" || *only == "keyframes" {
+		t, ct, err := keyFrameClips(*keyFrameDir, *verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
 			t.print(os.Stdout)
 			ct.print(os.Stdout)
 		}

@@ -50,7 +50,7 @@ func webcamClips(dir string, strength float64, verbose bool) (*table, *condition
 				c.result.Summary.Method, c.result.Summary.SNRdB, c.result.Summary.Conformity)
 		}
 	}
-	ct := byCondition(clips)
+	ct := byCondition(clips, append(slices.Clone(webcamConditions), pulseHalves(clips)...))
 	ct.title = title
 	return t, ct, nil
 }
@@ -128,22 +128,28 @@ type conditionRow struct {
 	plain    []float64 // the plain pipeline's errors, bpm, of every clip
 }
 
-func byCondition(clips []analysedClip) *conditionTable {
-	ct := &conditionTable{title: "Webcam-like synthetic clips"}
-	// The pulse on the skin (after its tone's dilution) splits the clips
-	// at their median: the weaker half and the stronger.
+// pulseHalves splits the clips at the median of the pulse on their skin
+// (after its tone's dilution): the weaker half and the stronger.
+func pulseHalves(clips []analysedClip) []condition {
 	var pulses []float64
 	for _, c := range clips {
 		pulses = append(pulses, c.truth.Conditions.SkinPulse)
 	}
-	slices.Sort(pulses)
-	conds := slices.Clone(webcamConditions)
-	if len(pulses) > 0 {
-		mid := pulses[len(pulses)/2]
-		conds = append(conds,
-			condition{fmt.Sprintf("skin pulse < %.2f%%", 100*mid), func(t clip.Truth) bool { return t.Conditions.SkinPulse < mid }},
-			condition{fmt.Sprintf("skin pulse ≥ %.2f%%", 100*mid), func(t clip.Truth) bool { return t.Conditions.SkinPulse >= mid }})
+	if len(pulses) == 0 {
+		return nil
 	}
+	slices.Sort(pulses)
+	mid := pulses[len(pulses)/2]
+	return []condition{
+		{fmt.Sprintf("skin pulse < %.2f%%", 100*mid), func(t clip.Truth) bool { return t.Conditions.SkinPulse < mid }},
+		{fmt.Sprintf("skin pulse ≥ %.2f%%", 100*mid), func(t clip.Truth) bool { return t.Conditions.SkinPulse >= mid }},
+	}
+}
+
+// byCondition breaks the clips' heart rate down by the conditions, one row
+// each.
+func byCondition(clips []analysedClip, conds []condition) *conditionTable {
+	ct := &conditionTable{}
 	for _, cond := range conds {
 		row := conditionRow{name: cond.name, refusals: map[dsp.Code]int{}}
 		for _, c := range clips {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestByCondition(t *testing.T) {
 		{truth(70, false), refused, 70},
 	}
 	var out strings.Builder
-	byCondition(clips).print(&out)
+	byCondition(clips, append(slices.Clone(webcamConditions), pulseHalves(clips)...)).print(&out)
 	for _, want := range []string{
 		"| all clips | 3 | 2 (67%) | 7.50 | 8.75 | 50% | 50% | CONFORMITY_MISSING_SIGNAL 1 | 3.3, 67% |",
 		"| glasses | 2 | 2 (100%) | 7.50 | 8.75 | 50% | 50% |  | 5.0, 50% |",

@@ -257,11 +257,14 @@ type Truth struct {
 	Codec  string `json:"codec,omitempty"`
 	CRF    int    `json:"crf,omitempty"`
 	// BitrateKbps is the target of a rate-controlled encoding, kbit/s.
-	BitrateKbps int     `json:"bitrateKbps,omitempty"`
-	Width       int     `json:"width"`
-	Height      int     `json:"height"`
-	FPS         float64 `json:"fps"` // nominal
-	Frames      int     `json:"frames"`
+	BitrateKbps int `json:"bitrateKbps,omitempty"`
+	// KeyFrameEvery is the fixed key-frame interval in frames, 0 when the
+	// encoder chose.
+	KeyFrameEvery int     `json:"keyFrameEvery,omitempty"`
+	Width         int     `json:"width"`
+	Height        int     `json:"height"`
+	FPS           float64 `json:"fps"` // nominal
+	Frames        int     `json:"frames"`
 	// Seconds is the clip's length.
 	Seconds float64 `json:"seconds"`
 	Seed    uint64  `json:"seed"`

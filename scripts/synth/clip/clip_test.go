@@ -2,12 +2,16 @@ package clip
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -266,7 +270,8 @@ func TestEncodeRefuses(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, e := range []Encoding{{Format: "avi"}, {Format: "y4m"}, {Format: "gif"}, {Format: "mp4", CRF: 60},
-		{Format: "mp4", BitrateKbps: 49}, {Format: "mp4", BitrateKbps: 50001}, {Format: "gif", BitrateKbps: 200}} {
+		{Format: "mp4", BitrateKbps: 49}, {Format: "mp4", BitrateKbps: 50001}, {Format: "gif", BitrateKbps: 200},
+		{Format: "mp4", KeyFrameEvery: -1}, {Format: "mp4", KeyFrameEvery: 1001}, {Format: "y4m", KeyFrameEvery: 12}} {
 		path := filepath.Join(dir, "x."+e.Format)
 		if _, err := c.Encode(context.Background(), path, e); err == nil {
 			t.Errorf("%+v: no error", e)
@@ -274,6 +279,53 @@ func TestEncodeRefuses(t *testing.T) {
 		if _, err := os.Stat(path); err == nil {
 			t.Errorf("%+v: left %s behind", e, path)
 		}
+	}
+}
+
+// TestEncodeKeyFrames checks that a fixed key-frame interval is what the
+// file holds, as ffprobe reads its packets, in every codec and rate mode,
+// and that without one the encoders put a single key frame in two seconds.
+func TestEncodeKeyFrames(t *testing.T) {
+	for _, tc := range []struct {
+		enc  Encoding
+		want string
+	}{
+		{Encoding{Format: "mp4", BitrateKbps: 300, KeyFrameEvery: 12}, "0 12 24 36 48"},
+		{Encoding{Format: "mp4", CRF: 20, KeyFrameEvery: 25}, "0 25 50"},
+		{Encoding{Format: "webm", BitrateKbps: 300, KeyFrameEvery: 12}, "0 12 24 36 48"},
+		{Encoding{Format: "mp4", BitrateKbps: 300}, "0"},
+		{Encoding{Format: "webm", CRF: 20}, "0"},
+	} {
+		name := fmt.Sprintf("%s-%dk-crf%d-every%d", tc.enc.Format, tc.enc.BitrateKbps, tc.enc.CRF, tc.enc.KeyFrameEvery)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, err := New(Config{Width: 160, Height: 120, Seconds: 2, Seed: 4, Motion: 0.05, ShotNoise: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), name+"."+tc.enc.Format)
+			truth, err := c.Encode(context.Background(), path, tc.enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if truth.KeyFrameEvery != tc.enc.KeyFrameEvery {
+				t.Errorf("truth says a key frame every %d, want %d", truth.KeyFrameEvery, tc.enc.KeyFrameEvery)
+			}
+			out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "packet=flags",
+				"-of", "csv=p=0", path).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for i, flags := range strings.Fields(string(out)) {
+				if strings.HasPrefix(flags, "K") {
+					keys = append(keys, strconv.Itoa(i))
+				}
+			}
+			if got := strings.Join(keys, " "); got != tc.want {
+				t.Errorf("key frames at %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -345,16 +397,7 @@ func TestPresets(t *testing.T) {
 	formats, crfs := map[string]bool{}, map[int]bool{}
 	var still, moving, bright, dim bool
 	for _, p := range ps {
-		if names[p.Name] {
-			t.Errorf("duplicate name %s", p.Name)
-		}
-		names[p.Name] = true
-		if err := p.Config.withDefaults().validate(); err != nil {
-			t.Errorf("%s: %v", p.Name, err)
-		}
-		if _, _, err := p.Encoding.codecArgs(); err != nil {
-			t.Errorf("%s: %v", p.Name, err)
-		}
+		checkPreset(t, names, p)
 		lo, hi = min(lo, p.Config.HeartRate), max(hi, p.Config.HeartRate)
 		blo, bhi = min(blo, p.Config.BreathingRate), max(bhi, p.Config.BreathingRate)
 		rlo, rhi = min(rlo, p.Config.RMSSD), max(rhi, p.Config.RMSSD)
@@ -423,5 +466,21 @@ func TestPulsePeaksFollowOnsets(t *testing.T) {
 				t.Errorf("peak-to-peak RMSSD %.1f ms, RR RMSSD %.1f ms: want within 5%%", got, want)
 			}
 		})
+	}
+}
+
+// checkPreset checks that a preset of a set has a name of its own among
+// names (which it joins) and makes a valid clip and encoding.
+func checkPreset(t *testing.T, names map[string]bool, p Preset) {
+	t.Helper()
+	if names[p.Name] {
+		t.Errorf("duplicate name %s", p.Name)
+	}
+	names[p.Name] = true
+	if err := p.Config.withDefaults().validate(); err != nil {
+		t.Errorf("%s: %v", p.Name, err)
+	}
+	if _, _, err := p.Encoding.codecArgs(); err != nil {
+		t.Errorf("%s: %v", p.Name, err)
 	}
 }

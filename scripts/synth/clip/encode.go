@@ -29,6 +29,12 @@ type Encoding struct {
 	// does (kbit/s; 100-500 is what a 640x480 call or recording gets).
 	// CRF is then unused; y4m refuses it.
 	BitrateKbps int
+	// KeyFrameEvery, when set, puts a key frame every so many frames
+	// whatever the picture, as OpenCV's video writer (12), many phones and
+	// hardware encoders (a second or two) do; 0 leaves the choice to the
+	// encoder, which puts one at a change of scene and otherwise seldom
+	// (every 250 frames for x264). y4m refuses it.
+	KeyFrameEvery int
 }
 
 // Formats lists the formats Encode writes.
@@ -36,6 +42,27 @@ var Formats = []string{"mp4", "mov", "avi", "webm", "y4m"}
 
 // codecArgs returns ffmpeg's output options for the encoding.
 func (e Encoding) codecArgs() ([]string, string, error) {
+	args, codec, err := e.encoderArgs()
+	if err != nil || e.KeyFrameEvery == 0 {
+		return args, codec, err
+	}
+	switch {
+	case e.KeyFrameEvery < 1 || e.KeyFrameEvery > 1000:
+		return nil, "", fmt.Errorf("key frame every %d frames: want 1 to 1000", e.KeyFrameEvery)
+	case e.Format == "y4m":
+		return nil, "", errors.New("y4m is raw video: no key frames")
+	}
+	n := strconv.Itoa(e.KeyFrameEvery)
+	args = append(args, "-g", n, "-keyint_min", n)
+	if codec == "h264" {
+		// x264 would add one at every change of scene too.
+		args = append(args, "-sc_threshold", "0")
+	}
+	return args, codec, nil
+}
+
+// encoderArgs returns ffmpeg's output options for the codec and its rate.
+func (e Encoding) encoderArgs() ([]string, string, error) {
 	crf := cmp.Or(e.CRF, 20)
 	if crf < 0 || crf > 51 {
 		return nil, "", fmt.Errorf("crf %d: want 0 to 51", crf)
@@ -69,7 +96,7 @@ func (e Encoding) codecArgs() ([]string, string, error) {
 // search (preset veryfast), and uses the constrained baseline profile of
 // WebRTC and of most hardware encoders. VP9 gets libvpx's real-time mode
 // at the same rate, in its constant bit rate mode as WebRTC runs it.
-// Keyframes come at the encoders' own defaults.
+// Keyframes come at the encoders' own defaults unless KeyFrameEvery says.
 func (e Encoding) rateArgs() ([]string, string, error) {
 	if e.BitrateKbps < 50 || e.BitrateKbps > 50000 {
 		return nil, "", fmt.Errorf("bit rate %d kbit/s: want 50 to 50000", e.BitrateKbps)
@@ -157,6 +184,7 @@ func (c *Clip) Encode(ctx context.Context, path string, e Encoding) (Truth, erro
 	}
 	t := c.Truth()
 	t.File, t.Format, t.Codec = filepath.Base(path), e.Format, codecName
+	t.KeyFrameEvery = e.KeyFrameEvery
 	switch {
 	case e.BitrateKbps > 0:
 		t.BitrateKbps = e.BitrateKbps

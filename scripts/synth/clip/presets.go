@@ -26,7 +26,6 @@ func Presets() []Preset {
 	formats := []string{"mp4", "webm", "mov", "avi", "mp4", "mov"}
 	amplitudes := []float64{0.006, 0.004, 0.008}
 
-	frac := func(x float64) float64 { return x - math.Floor(x) }
 	var ps []Preset
 	for i := 0; i < 48; i++ {
 		hr := 45 + 115*frac(0.5+float64(i)*0.6180339887)

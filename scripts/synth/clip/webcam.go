@@ -41,7 +41,6 @@ func WebcamPresets() []Preset {
 		value  float64
 		screen float64 // the screen's share of the face's light
 	}{{"office", 1, 0.05}, {"normal", 0.8, 0.08}, {"dim", 0.5, 0.15}, {"dark", 0.35, 0.25}}
-	frac := func(x float64) float64 { return x - math.Floor(x) }
 	round := func(x, step float64) float64 { return math.Round(x/step) * step }
 	var ps []Preset
 	for i := range n {

@@ -14,16 +14,7 @@ func TestWebcamPresets(t *testing.T) {
 	lo, hi := 1000.0, 0.0
 	for _, p := range ps {
 		c := p.Config
-		if names[p.Name] {
-			t.Errorf("duplicate name %s", p.Name)
-		}
-		names[p.Name] = true
-		if err := c.withDefaults().validate(); err != nil {
-			t.Errorf("%s: %v", p.Name, err)
-		}
-		if _, _, err := p.Encoding.codecArgs(); err != nil {
-			t.Errorf("%s: %v", p.Name, err)
-		}
+		checkPreset(t, names, p)
 		if c.Seconds < 45 || c.Seconds > 65 || p.Encoding.BitrateKbps < 100 || p.Encoding.BitrateKbps > 500 {
 			t.Errorf("%s: %.0f s at %d kbit/s, want 45-65 s at 100-500", p.Name, c.Seconds, p.Encoding.BitrateKbps)
 		}
