@@ -29,10 +29,15 @@ type vp8Frames struct {
 	first   uint32 // RTP timestamp of the first frame written
 	wantKey bool   // frames are skipped until a key frame
 	skipped int    // frames that came and were not written: fragments, or waiting for a key frame
-	// pads holds the sequence numbers of padding-only packets pushed
-	// after the last frame popped; last is that frame's last packet's.
+	// Padding never reaches the builder: the media packets are numbered
+	// without it. pads holds the sequence numbers of the padding packets
+	// within vp8MaxLatePackets of newest, the newest media packet's;
+	// offset counts the older ones.
 	pads   map[uint16]bool
-	last   uint16
+	offset uint16
+	newest uint16
+	media  bool   // a media packet has come
+	last   uint16 // the last packet of the last frame popped, renumbered
 	popped bool
 	buf    []byte // an IVF frame header and the frame
 }
@@ -51,29 +56,16 @@ const vp8MaxLatePackets = 2048
 // vp8ClockRate is the RTP clock of video, 90 kHz.
 const vp8ClockRate = 90000
 
-// vp8Depacketizer is pion's VP8 depacketizer, but a packet with no
-// payload (padding) depacketizes to nothing instead of an error: the
-// builder gives up a frame with a packet that does not depacketize, so
-// padding that a sender puts between a frame's packets would lose it.
-type vp8Depacketizer struct{ codecs.VP8Packet }
-
-func (d *vp8Depacketizer) Unmarshal(payload []byte) ([]byte, error) {
-	if len(payload) == 0 {
-		return nil, nil
-	}
-	return d.VP8Packet.Unmarshal(payload)
-}
-
 func newVP8Frames(out io.Writer) *vp8Frames {
 	head := func(d any) any {
 		// A frame starts at the first packet of its first partition; a
 		// later partition's first packet after a loss would start a
 		// fragment.
-		p, ok := d.(*vp8Depacketizer)
+		p, ok := d.(*codecs.VP8Packet)
 		return ok && p.S == 1 && p.PID == 0
 	}
 	return &vp8Frames{
-		sb: samplebuilder.New(vp8MaxLatePackets, &vp8Depacketizer{}, vp8ClockRate,
+		sb: samplebuilder.New(vp8MaxLatePackets, &codecs.VP8Packet{}, vp8ClockRate,
 			samplebuilder.WithMaxTimeDelay(maxLateness), samplebuilder.WithPacketHeadHandler(head),
 			samplebuilder.WithRTPHeaders(true)),
 		out:     out,
@@ -87,15 +79,17 @@ func newVP8Frames(out io.Writer) *vp8Frames {
 // track's end: a frame lost there is not missed, and the builder's Flush
 // takes more than a second of CPU.
 func (v *vp8Frames) push(p *rtp.Packet) error {
-	if len(p.Payload) == 0 && len(v.pads) < vp8MaxLatePackets {
-		// Padding, which a browser sends to probe the bandwidth (on the
-		// video's own stream when no RTX is agreed; Chromium in bursts of
-		// 15 between frames): the builder counts it with lost packets,
-		// which it is not. It goes in all the same, so that its sequence
-		// number leaves no gap to wait for.
-		v.pads[p.SequenceNumber] = true
+	if len(p.Payload) == 0 {
+		v.pad(p.SequenceNumber)
+		return nil
 	}
-	v.sb.Push(p)
+	seq, ok := v.renumber(p.SequenceNumber)
+	if !ok {
+		return nil
+	}
+	q := *p
+	q.SequenceNumber = seq
+	v.sb.Push(&q)
 	for s := v.sb.Pop(); s != nil; s = v.sb.Pop() {
 		whole, _ := s.Metadata.(bool)
 		if v.lostBefore(s.RTPHeaders) || !whole {
@@ -117,32 +111,54 @@ func (v *vp8Frames) push(p *rtp.Packet) error {
 	return nil
 }
 
+// pad records a padding-only packet, which a browser sends to probe the
+// bandwidth (on the video's own stream when no RTX is agreed; Chromium in
+// bursts of 15 between frames, with the last frame's timestamp). Pushed
+// into pion's builder it cost frames: the builder counts padding with
+// lost packets, and a one-packet frame right after a burst, its marker
+// read before its new timestamp, was dropped with the padding. So the
+// media packets are numbered without it. Padding that comes after a
+// later media packet was numbered leaves its gap: counted then, it would
+// give two packets one number.
+func (v *vp8Frames) pad(seq uint16) {
+	if v.media && int16(seq-v.newest) < 0 || len(v.pads) >= vp8MaxLatePackets {
+		return
+	}
+	v.pads[seq] = true
+}
+
+// renumber returns a media packet's sequence number without the padding
+// before it, or false for a packet too old to be waited for.
+func (v *vp8Frames) renumber(seq uint16) (uint16, bool) {
+	if v.media && int16(seq-v.newest) < -vp8MaxLatePackets {
+		return 0, false
+	}
+	if !v.media || int16(seq-v.newest) > 0 {
+		v.newest, v.media = seq, true
+	}
+	before := v.offset
+	for q := range v.pads {
+		if uint16(v.newest-q) > vp8MaxLatePackets && int16(v.newest-q) > 0 {
+			// Older than any packet still taken: counted for good.
+			delete(v.pads, q)
+			v.offset++
+			before++
+		} else if int16(seq-q) > 0 {
+			before++
+		}
+	}
+	return seq - before, true
+}
+
 // lostBefore reports whether media packets were lost between the last
-// frame popped and this one, whose packets' headers are given: a packet
-// between them that is not padding. The builder's own count
-// (PrevDroppedPackets) counts the padding too.
+// frame popped and this one, whose packets' headers (renumbered) are
+// given.
 func (v *vp8Frames) lostBefore(hs []*rtp.Header) bool {
 	if len(hs) == 0 {
 		return true
 	}
-	first, last := hs[0].SequenceNumber, hs[len(hs)-1].SequenceNumber
-	lost := false
-	if v.popped {
-		if gap := first - v.last - 1; gap > vp8MaxLatePackets {
-			lost = true
-		} else {
-			for q := v.last + 1; q != first; q++ {
-				lost = lost || !v.pads[q]
-			}
-		}
-	}
-	v.last, v.popped = last, true
-	// Padding at or before this frame is done with.
-	for q := range v.pads {
-		if q-last-1 >= vp8MaxLatePackets {
-			delete(v.pads, q)
-		}
-	}
+	lost := v.popped && hs[0].SequenceNumber != v.last+1
+	v.last, v.popped = hs[len(hs)-1].SequenceNumber, true
 	return lost
 }
 

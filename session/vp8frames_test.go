@@ -203,6 +203,38 @@ func TestVP8Frames(t *testing.T) {
 		t.Errorf("padding: %d frames skipped, %d packets of padding", v.skipped, len(padded)-len(pkts))
 	}
 
+	// Chromium's bursts: 15 padding packets after a frame, with its
+	// timestamp, then the next frame, of one packet in most frames here.
+	p1 := rtp.NewPacketizer(1200, 96, 1, &codecs.VP8Payloader{}, rtp.NewFixedSequencer(0), vp8ClockRate)
+	var burst []*rtp.Packet
+	single := 0
+	for _, f := range frames {
+		ps := p1.Packetize(f, 6000)
+		if len(ps) == 1 {
+			single++
+		}
+		burst = append(burst, ps...)
+		for range 15 {
+			pad := &rtp.Packet{Header: ps[len(ps)-1].Header, PaddingSize: 255}
+			pad.Marker, pad.Padding = false, true
+			burst = append(burst, pad)
+		}
+	}
+	out.Reset()
+	v = newVP8Frames(&out)
+	for i, p := range burst {
+		h := p.Header
+		h.SequenceNumber = 65000 + uint16(i)
+		if err := v.push(&rtp.Packet{Header: h, Payload: p.Payload, PaddingSize: p.PaddingSize}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _, _ = readIVF(t, out.Bytes())
+	same("padding bursts", got, frames[:len(frames)-1])
+	if v.skipped != 0 || single < 10 {
+		t.Errorf("padding bursts: %d frames skipped; %d frames of one packet, want 10 or more", v.skipped, single)
+	}
+
 	// A stream joined after its first key frame starts at the next one.
 	got, _, _ = run(all[first(3):])
 	same("joined late", got, frames[15:])
