@@ -1,6 +1,7 @@
 package dsp
 
 import (
+	"bytes"
 	"image"
 	"image/color"
 	"image/draw"
@@ -315,14 +316,40 @@ func TestAnalyzeFramesOnRealFace(t *testing.T) {
 
 // BenchmarkStreamPush is the per-frame cost of a live capture at 640x480:
 // face tracking (detection amortised over the frames) and the bookkeeping of
-// the Stream. Frames cycle through 2 s of a pulsing face.
+// the Stream. Frames cycle through 2 s of a pulsing face, in each form a
+// frame reaches Push: JPEG frames of a WebSocket session decode to
+// full-range YCbCr 4:2:0, video files and WebRTC streams to limited-range
+// 4:4:4 (dsp/media), and RGBA is what other images are drawn into.
 func BenchmarkStreamPush640x480(b *testing.B) {
 	c, err := face.LoadCascade()
 	if err != nil {
 		b.Fatal(err)
 	}
 	s := testsignal.Make(testsignal.Config{Seed: 1, Seconds: 2, PulseAmp: 0.02})
-	frames := pulsingFrames(b, s, 640, 480, 1)
+	rgba := pulsingFrames(b, s, 640, 480, 1)
+	forms := []struct {
+		name   string
+		frames []image.Image
+	}{{"jpeg", nil}, {"video", nil}, {"rgba", nil}}
+	for _, f := range rgba {
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, f, &jpeg.Options{Quality: 90}); err != nil {
+			b.Fatal(err)
+		}
+		j, err := jpeg.Decode(&buf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		forms[0].frames = append(forms[0].frames, j)
+		forms[1].frames = append(forms[1].frames, limitedOf(f))
+		forms[2].frames = append(forms[2].frames, f)
+	}
+	for _, form := range forms {
+		b.Run(form.name, func(b *testing.B) { benchmarkPush(b, c, form.frames) })
+	}
+}
+
+func benchmarkPush(b *testing.B, c *face.Cascade, frames []image.Image) {
 	st := NewStream(c, Inputs{})
 	// Warm up: acquire the face and grow the buffers once.
 	for i := range 2 * streamCapacity {
@@ -347,6 +374,26 @@ func BenchmarkStreamPush640x480(b *testing.B) {
 	}
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	b.ReportMetric(float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano())/float64(b.N), "cpu-ns/op")
+}
+
+// limitedFrame is a decoded video frame as dsp/media hands it over:
+// limited-range BT.601 YCbCr 4:4:4 (face.LimitedRange).
+type limitedFrame struct{ *image.YCbCr }
+
+func (m limitedFrame) LimitedRangeYCbCr() (*image.YCbCr, bool) { return m.YCbCr, false }
+
+// limitedOf converts src as ffmpeg's scale filter does for a video's frames:
+// Y = 16 + 219/255 Y', C = 128 + 224/255 (C' - 128).
+func limitedOf(src *image.RGBA) limitedFrame {
+	dst := image.NewYCbCr(src.Rect, image.YCbCrSubsampleRatio444)
+	for i := range dst.Y {
+		p := src.Pix[4*i : 4*i+3]
+		y, cb, cr := color.RGBToYCbCr(p[0], p[1], p[2])
+		dst.Y[i] = uint8(16 + (219*int(y)+127)/255)
+		dst.Cb[i] = uint8(128 + 224.0/255*(float64(cb)-128) + 0.5)
+		dst.Cr[i] = uint8(128 + 224.0/255*(float64(cr)-128) + 0.5)
+	}
+	return limitedFrame{dst}
 }
 
 // BenchmarkResult30s is the final analysis of a 30 s capture at 30 fps.
