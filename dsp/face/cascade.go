@@ -131,31 +131,97 @@ func parseDetector(b []byte) (*detector, error) {
 	return d, nil
 }
 
-// classify scores the square window of side s centred on (r, c) in a grayscale
-// image; ok is false when a stage rejects it. The caller keeps the window at
-// least s/2+1 pixels inside the image, which bounds every node's offsets.
-func (d *detector) classify(pix []uint8, stride, r, c, s int) (score float32, ok bool) {
-	r, c = r*256, c*256
+// classify scores the window whose centre is pixel at of a grayscale image,
+// with the node offsets of its size; ok is false when a stage rejects it. The
+// caller keeps the window at least s/2+1 pixels inside the image, which
+// bounds every node's offsets.
+func (d *detector) classify(pix []uint8, at int, o *nodeOffsets) (score float32, ok bool) {
+	return d.classifyFrom(pix, at, o, 0, 0)
+}
+
+// classifyFrom goes on with classify from tree first, with the leaf scores
+// of the trees before it summed in sum.
+func (d *detector) classifyFrom(pix []uint8, at int, o *nodeOffsets, first int, sum float32) (score float32, ok bool) {
 	nodes := 4 * (d.leaves - 1)
-	var sum float32
-	for t, thr := range d.thresholds {
+	for t := first; t < len(d.thresholds); t++ {
 		code := d.codes[t*nodes : (t+1)*nodes]
-		n := 0
-		for k := 0; k < d.depth; k++ {
-			q := code[4*n : 4*n+4 : 4*n+4]
-			p1 := pix[((r+int(q[0])*s)>>8)*stride+(c+int(q[1])*s)>>8]
-			p2 := pix[((r+int(q[2])*s)>>8)*stride+(c+int(q[3])*s)>>8]
-			n = 2*n + 1
-			if p1 <= p2 {
-				n++
-			}
-		}
-		sum += d.preds[t*d.leaves+n-(d.leaves-1)]
-		if sum <= thr {
+		sum += d.preds[t*d.leaves+d.leaf(code, pix, at, o)]
+		if sum <= d.thresholds[t] {
 			return 0, false
 		}
 	}
 	return sum - d.thresholds[len(d.thresholds)-1], true
+}
+
+// classifyPair is classify of two windows of the same size. Their walks
+// down the trees do not depend on each other, so the processor overlaps
+// them: a walk is a chain of loads, each waiting for the comparison before.
+func (d *detector) classifyPair(pix []uint8, a, b int, o *nodeOffsets) (sa float32, oka bool, sb float32, okb bool) {
+	nodes := 4 * (d.leaves - 1)
+	var suma, sumb float32
+	for t, thr := range d.thresholds {
+		code := d.codes[t*nodes : (t+1)*nodes]
+		na, nb := 0, 0
+		for k := 0; k < d.depth; k++ {
+			qa := code[4*na : 4*na+4 : 4*na+4]
+			qb := code[4*nb : 4*nb+4 : 4*nb+4]
+			a1 := pix[a+o.row[uint8(qa[0])]+o.col[uint8(qa[1])]]
+			a2 := pix[a+o.row[uint8(qa[2])]+o.col[uint8(qa[3])]]
+			b1 := pix[b+o.row[uint8(qb[0])]+o.col[uint8(qb[1])]]
+			b2 := pix[b+o.row[uint8(qb[2])]+o.col[uint8(qb[3])]]
+			na, nb = next(na, a1, a2), next(nb, b1, b2)
+		}
+		suma += d.preds[t*d.leaves+na-(d.leaves-1)]
+		sumb += d.preds[t*d.leaves+nb-(d.leaves-1)]
+		switch {
+		case suma <= thr && sumb <= thr:
+			return 0, false, 0, false
+		case suma <= thr:
+			sb, okb = d.classifyFrom(pix, b, o, t+1, sumb)
+			return 0, false, sb, okb
+		case sumb <= thr:
+			sa, oka = d.classifyFrom(pix, a, o, t+1, suma)
+			return sa, oka, 0, false
+		}
+	}
+	last := d.thresholds[len(d.thresholds)-1]
+	return suma - last, true, sumb - last, true
+}
+
+// leaf walks one tree (its node codes) for the window centred on pixel at
+// and returns the leaf it ends in, 0 to leaves-1.
+func (d *detector) leaf(code []int8, pix []uint8, at int, o *nodeOffsets) int {
+	n := 0
+	for k := 0; k < d.depth; k++ {
+		q := code[4*n : 4*n+4 : 4*n+4]
+		p1 := pix[at+o.row[uint8(q[0])]+o.col[uint8(q[1])]]
+		p2 := pix[at+o.row[uint8(q[2])]+o.col[uint8(q[3])]]
+		n = next(n, p1, p2)
+	}
+	return n - (d.leaves - 1)
+}
+
+// next is the node below node n: its right child 2n+2 when p1 <= p2, else
+// its left child 2n+1. Computed without a branch: the comparison goes either
+// way about half the time, and a mispredicted branch at every node cost
+// more than the rest of the walk.
+func next(n int, p1, p2 uint8) int {
+	return 2*n + 2 + (int(p2)-int(p1))>>63
+}
+
+// nodeOffsets are the offsets from a window's centre, in a grayscale image,
+// of the pixels a node code q (-128 to 127, indexed by uint8(q)) names for
+// one window size s: PICO places them at (256 r + q s) >> 8, which is
+// r + (q s >> 8) for a whole r, so a row's offset and a column's are the
+// same for every window of that size and are looked up, not multiplied.
+type nodeOffsets struct{ row, col [256]int }
+
+func (o *nodeOffsets) set(s, stride int) {
+	for i := range 256 {
+		q := int(int8(uint8(i)))
+		o.row[i] = (q * s >> 8) * stride
+		o.col[i] = q * s >> 8
+	}
 }
 
 // hit is one window the detector accepted, in the coordinates of the scanned
@@ -180,12 +246,25 @@ type rect struct{ x0, y0, x1, y1 int }
 // scan appends every accepted window to dst and returns it. pix holds a
 // grayscale image of the given stride; only pixels inside p.area are read.
 func (d *detector) scan(dst []hit, pix []uint8, stride int, p scanParams) []hit {
+	var o nodeOffsets
 	for s := p.minSize; s <= p.maxSize; {
 		step := max(int(p.step*float64(s)), 1)
 		half := s/2 + 1
+		o.set(s, stride)
 		for r := p.area.y0 + half; r <= p.area.y1-half; r += step {
-			for c := p.area.x0 + half; c <= p.area.x1-half; c += step {
-				if q, ok := d.classify(pix, stride, r, c, s); ok {
+			c := p.area.x0 + half
+			// Two windows of the row at a time (classifyPair).
+			for ; c+step <= p.area.x1-half; c += 2 * step {
+				qa, oka, qb, okb := d.classifyPair(pix, r*stride+c, r*stride+c+step, &o)
+				if oka {
+					dst = append(dst, hit{r, c, s, qa})
+				}
+				if okb {
+					dst = append(dst, hit{r, c + step, s, qb})
+				}
+			}
+			if c <= p.area.x1-half {
+				if q, ok := d.classify(pix, r*stride+c, &o); ok {
 					dst = append(dst, hit{r, c, s, q})
 				}
 			}

@@ -111,3 +111,69 @@ func FuzzParseCascade(f *testing.F) {
 		}
 	})
 }
+
+// TestNodeOffsets checks the looked-up pixel of every node code against
+// PICO's own placement, ((256 r + q s) >> 8, (256 c + q s) >> 8), for window
+// sizes up to the largest a 640x480 frame holds and centres on both sides
+// of the image's middle.
+func TestNodeOffsets(t *testing.T) {
+	const stride = 641
+	var o nodeOffsets
+	for s := 1; s <= 480; s++ {
+		o.set(s, stride)
+		for _, rc := range [][2]int{{s/2 + 1, s/2 + 1}, {240, 320}, {479 - s/2, 639 - s/2}} {
+			r, c := rc[0], rc[1]
+			for i := range 256 {
+				for j := range 256 {
+					qr, qc := int(int8(uint8(i))), int(int8(uint8(j)))
+					want := ((256*r+qr*s)>>8)*stride + (256*c+qc*s)>>8
+					if got := r*stride + c + o.row[i] + o.col[j]; got != want {
+						t.Fatalf("size %d, centre (%d, %d), codes (%d, %d): pixel %d, want %d", s, r, c, qr, qc, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestClassifyPair checks that two windows scored together get exactly the
+// scores and decisions each gets alone, over every pair of neighbouring
+// windows of a face photo at three sizes: both rejected, one accepted (at
+// any tree, the other going on alone) and both accepted.
+func TestClassifyPair(t *testing.T) {
+	f := wrap(scene(t, 320, 240, image.Pt(0, 0), 2), nil)
+	g := make([]uint8, f.w*f.h)
+	f.cells(g, make([]uint32, f.w), 0, 0, f.w, f.h, 1)
+	d := cascade(t).faces
+	var o nodeOffsets
+	var pairs [4]int // neither, first only, second only, both accepted
+	for _, s := range []int{60, 100, 140} {
+		o.set(s, f.w)
+		half := s/2 + 1
+		for r := half; r <= f.h-half; r += 2 {
+			for c := half; c+3 <= f.w-half; c++ {
+				a, b := r*f.w+c, r*f.w+c+3
+				sa, oka, sb, okb := d.classifyPair(g, a, b, &o)
+				wa, wantA := d.classify(g, a, &o)
+				wb, wantB := d.classify(g, b, &o)
+				if sa != wa || oka != wantA || sb != wb || okb != wantB {
+					t.Fatalf("size %d at (%d, %d): pair (%v %v, %v %v), alone (%v %v, %v %v)",
+						s, r, c, sa, oka, sb, okb, wa, wantA, wb, wantB)
+				}
+				kind := 0
+				if oka {
+					kind++
+				}
+				if okb {
+					kind += 2
+				}
+				pairs[kind]++
+			}
+		}
+	}
+	for i, n := range pairs {
+		if n == 0 {
+			t.Errorf("no pair of kind %d (neither, first, second, both accepted): %v", i, pairs)
+		}
+	}
+}
