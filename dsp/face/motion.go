@@ -85,36 +85,8 @@ func (m *matcher) track(f frame) (dx, dy float64, ok bool) {
 	const sw = templateCells + 2*searchRadius
 	const span = 2*searchRadius + 1
 	f.cells(m.search[:], m.acc[:], m.x0+(m.px-searchRadius)*m.cell, m.y0+(m.py-searchRadius)*m.cell, sw, sw, m.cell)
-	const ss = sw + 1
-	for j := 0; j < sw; j++ {
-		var row int32
-		for i := 0; i < sw; i++ {
-			row += int32(m.search[j*sw+i])
-			m.sums[(j+1)*ss+i+1] = m.sums[j*ss+i+1] + row
-		}
-	}
-	best, bi := ^uint32(0), 0
-	for oy := 0; oy < span; oy++ {
-		for ox := 0; ox < span; ox++ {
-			// The window's sum: both terms of a difference then carry
-			// templateArea times their value minus their sum.
-			ws := m.sums[(oy+templateCells)*ss+ox+templateCells] - m.sums[oy*ss+ox+templateCells] -
-				m.sums[(oy+templateCells)*ss+ox] + m.sums[oy*ss+ox]
-			var s uint32
-			for j := 0; j < templateCells; j++ {
-				t := m.tmpl[j*templateCells : (j+1)*templateCells]
-				w := m.search[(oy+j)*sw+ox : (oy+j)*sw+ox+templateCells]
-				for i, v := range t {
-					d := v - templateArea*int32(w[i]) + ws
-					s += uint32(max(d, -d))
-				}
-			}
-			m.sad[oy*span+ox] = s
-			if s < best {
-				best, bi = s, oy*span+ox
-			}
-		}
-	}
+	bi := m.match()
+	best := m.sad[bi]
 	bx, by := bi%span, bi/span
 	var fx, fy float64
 	if bx > 0 && bx < span-1 {
@@ -127,6 +99,70 @@ func (m *matcher) track(f frame) (dx, dy float64, ok bool) {
 	m.py += by - searchRadius
 	c := float64(m.cell)
 	return (float64(m.px) + fx) * c, (float64(m.py) + fy) * c, true
+}
+
+// match returns the offset, as an index into sad, where the template best
+// fits the search window: the least sum of absolute differences, the first
+// in raster order on a tie. It leaves the sums of that offset and of its
+// neighbours in sad.
+func (m *matcher) match() int {
+	const sw = templateCells + 2*searchRadius
+	const span = 2*searchRadius + 1
+	const ss = sw + 1
+	for j := 0; j < sw; j++ {
+		var row int32
+		for i := 0; i < sw; i++ {
+			row += int32(m.search[j*sw+i])
+			m.sums[(j+1)*ss+i+1] = m.sums[j*ss+i+1] + row
+		}
+	}
+	// The face is most often where it was: the offset of the previous
+	// frame (the middle) is summed first, and every other sum stops as
+	// soon as it can no longer win.
+	const middle = searchRadius*span + searchRadius
+	bi := middle
+	best := m.sadAt(middle, ^uint32(0))
+	for i := range span * span {
+		if i == middle {
+			continue
+		}
+		if s := m.sadAt(i, best); s < best || (s == best && i < bi) {
+			best, bi = s, i
+		}
+	}
+	// The sub-cell fit needs the neighbours' sums in full.
+	for _, i := range [4]int{bi - 1, bi + 1, bi - span, bi + span} {
+		if i >= 0 && i < span*span {
+			m.sadAt(i, ^uint32(0))
+		}
+	}
+	return bi
+}
+
+// sadAt stores in sad[i] and returns the sum of absolute differences
+// between the zero-mean template and the zero-mean search window at offset
+// i (row-major, span x span), or, once the running sum exceeds bound, a
+// partial sum above it.
+func (m *matcher) sadAt(i int, bound uint32) uint32 {
+	const sw = templateCells + 2*searchRadius
+	const span = 2*searchRadius + 1
+	const ss = sw + 1
+	ox, oy := i%span, i/span
+	// The window's sum: both terms of a difference then carry
+	// templateArea times their value minus their sum.
+	ws := m.sums[(oy+templateCells)*ss+ox+templateCells] - m.sums[oy*ss+ox+templateCells] -
+		m.sums[(oy+templateCells)*ss+ox] + m.sums[oy*ss+ox]
+	var s uint32
+	for j := 0; j < templateCells && s <= bound; j++ {
+		t := m.tmpl[j*templateCells : (j+1)*templateCells]
+		w := m.search[(oy+j)*sw+ox : (oy+j)*sw+ox+templateCells]
+		for k, v := range t {
+			d := v - templateArea*int32(w[k]) + ws
+			s += uint32(max(d, -d))
+		}
+	}
+	m.sad[i] = s
+	return s
 }
 
 // vertex is the offset, within ±0.5, of the meeting point of two lines of
