@@ -268,38 +268,62 @@ func (f frame) eachCovered(a area, fn func(cover int32, r, g, b, y, cb, cr uint8
 	for y := max(0, int(math.Floor(a.cy-ey))); y < min(f.h, int(math.Ceil(a.cy+ey))); y++ {
 		dy := float64(y) + 0.5 - a.cy
 		// The row's pixels whose centres lie within u along the x axis
-		// and v along the y axis: dx in [lo, hi].
-		lo, hi := math.Inf(-1), math.Inf(1)
-		slab := func(c, s, r float64) { // |dx c + s| <= r
-			if math.Abs(c) < 1e-9 {
-				if math.Abs(s) > r {
-					lo, hi = 1, 0
-				}
-				return
-			}
-			p, q := (-r-s)/c, (r-s)/c
-			lo, hi = max(lo, min(p, q)), min(hi, max(p, q))
-		}
-		slab(a.cos, dy*a.sin, u)
-		slab(-a.sin, dy*a.cos, v)
-		if lo > hi {
-			continue
-		}
-		x0 := max(0, int(math.Ceil(a.cx+lo-0.5)))
-		x1 := min(f.w, int(math.Floor(a.cx+hi-0.5))+1)
+		// and v along the y axis.
+		x0, x1 := a.row(f.w, dy, u, v)
 		if x0 >= x1 {
 			continue
 		}
+		// Those whose centres lie half a pixel's span further in are
+		// covered whole: their cover needs no computing. A margin keeps
+		// rounding from calling a pixel on the edge whole.
+		const margin = 1e-6
+		i0, i1 := a.row(f.w, dy, a.hw-span/2-margin, a.hh-span/2-margin)
+		i0, i1 = min(max(i0, x0), x1), max(min(i1, x1), x0)
+		if i0 >= i1 {
+			i0, i1 = x1, x1
+		}
 		x := x0
-		f.each(rect{x0, y, x1, y + 1}, func(r, g, b, yy, cb, cr uint8) {
+		edge := func(r, g, b, yy, cb, cr uint8) {
 			dx := float64(x) + 0.5 - a.cx
 			x++
 			c := edgeCover(a.hw-math.Abs(dx*a.cos+dy*a.sin), span) * edgeCover(a.hh-math.Abs(dy*a.cos-dx*a.sin), span)
 			if c > 0 {
 				fn(c, r, g, b, yy, cb, cr)
 			}
+		}
+		f.each(rect{x0, y, i0, y + 1}, edge)
+		f.each(rect{i0, y, i1, y + 1}, func(r, g, b, yy, cb, cr uint8) {
+			fn(coverUnit*coverUnit, r, g, b, yy, cb, cr)
 		})
+		x = i1
+		f.each(rect{i1, y, x1, y + 1}, edge)
 	}
+}
+
+// row returns the columns [x0, x1), within a frame w pixels wide, of the
+// pixels of a row dy below the area's centre whose centres lie within u of
+// the centre along the area's x axis and within v along its y axis.
+func (a area) row(w int, dy, u, v float64) (x0, x1 int) {
+	if u < 0 || v < 0 {
+		return 0, 0
+	}
+	lo, hi := math.Inf(-1), math.Inf(1)
+	slab := func(c, s, r float64) { // |dx c + s| <= r
+		if math.Abs(c) < 1e-9 {
+			if math.Abs(s) > r {
+				lo, hi = 1, 0
+			}
+			return
+		}
+		p, q := (-r-s)/c, (r-s)/c
+		lo, hi = max(lo, min(p, q)), min(hi, max(p, q))
+	}
+	slab(a.cos, dy*a.sin, u)
+	slab(-a.sin, dy*a.cos, v)
+	if lo > hi {
+		return 0, 0
+	}
+	return max(0, int(math.Ceil(a.cx+lo-0.5))), min(w, int(math.Floor(a.cx+hi-0.5))+1)
 }
 
 // pixelFunc receives one pixel's colour, its luma and its chroma (BT.601,
