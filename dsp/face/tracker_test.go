@@ -5,8 +5,10 @@ import (
 	"image/color"
 	"image/draw"
 	"image/jpeg"
+	"image/png"
 	"math"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 )
@@ -323,6 +325,38 @@ func TestTrackerLosesFace(t *testing.T) {
 	}
 }
 
+// TestTrackerIdleSearch checks the pace of whole-frame searches while no
+// face is in view: every searchEvery frames for the first idleSearches
+// searches, half as often after that, and a face that then comes back is
+// found within twice searchEvery frames.
+func TestTrackerIdleSearch(t *testing.T) {
+	tr := NewTracker(cascade(t))
+	face := scene(t, 640, 480, image.Pt(160, 40), 1)
+	empty := image.NewRGBA(face.Rect)
+	draw.Draw(empty, empty.Rect, image.NewUniform(backdrop), image.Point{}, draw.Src)
+	frames := idleSearches * searchEvery
+	for range frames {
+		tr.Observe(empty)
+	}
+	if tr.searches != idleSearches {
+		t.Fatalf("%d searches in the first %d frames, want %d", tr.searches, frames, idleSearches)
+	}
+	for range 10 * 2 * searchEvery {
+		tr.Observe(empty)
+	}
+	if want := idleSearches + 10; tr.searches != want {
+		t.Fatalf("%d searches after %d more frames, want %d", tr.searches, 20*searchEvery, want)
+	}
+	for i := range 2 * searchEvery {
+		if tr.Observe(face).Face {
+			return
+		}
+		if i == 2*searchEvery-1 {
+			t.Fatalf("face not found within %d frames of its return", 2*searchEvery)
+		}
+	}
+}
+
 // TestDetectorMatchesPigo checks our evaluation of the facefinder cascade
 // against pigo's own on the same grayscale image.
 func TestDetectorMatchesPigo(t *testing.T) {
@@ -362,18 +396,43 @@ func BenchmarkObserve(b *testing.B) {
 			reportCPU(b, start)
 		})
 	}
-	b.Run("no face 640x480", func(b *testing.B) {
-		empty := image.NewRGBA(rgba.Rect)
-		tr := NewTracker(cascade(b))
-		tr.Observe(empty)
-		b.ReportAllocs()
-		b.ResetTimer()
-		start := cpuTime(b)
-		for i := 0; i < b.N; i++ {
-			tr.Observe(empty)
+	// No face in view, once the searches have slowed (idleSearches): a
+	// black frame, and a faceless photo (testdata) enlarged to fill the
+	// frame, whose texture leads the cascade deeper into its trees.
+	f, err := os.Open(filepath.Join("testdata", "blazeface-noface.png"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	photo, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	textured := image.NewRGBA(rgba.Rect)
+	pb := photo.Bounds()
+	for y := range 480 {
+		for x := range 640 {
+			textured.Set(x, y, photo.At(pb.Min.X+x*pb.Dx()/640, pb.Min.Y+y*pb.Dy()/480))
 		}
-		reportCPU(b, start)
-	})
+	}
+	for _, bc := range []struct {
+		name  string
+		frame image.Image
+	}{{"no face 640x480", image.NewRGBA(rgba.Rect)}, {"no face textured 640x480", toYCbCr(textured)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			tr := NewTracker(cascade(b))
+			for range (idleSearches + 1) * searchEvery {
+				tr.Observe(bc.frame)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := cpuTime(b)
+			for i := 0; i < b.N; i++ {
+				tr.Observe(bc.frame)
+			}
+			reportCPU(b, start)
+		})
+	}
 }
 
 // TestTrackerReferences checks the references the pulse is rectified
