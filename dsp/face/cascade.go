@@ -131,10 +131,10 @@ func parseDetector(b []byte) (*detector, error) {
 	return d, nil
 }
 
-// classify scores the window whose centre is pixel at of a grayscale image,
-// with the node offsets of its size; ok is false when a stage rejects it. The
-// caller keeps the window at least s/2+1 pixels inside the image, which
-// bounds every node's offsets.
+// classify scores the window centred on pixel at of a grayscale image, of
+// the size o was set for; ok is false when a stage rejects it. The caller
+// keeps the centre at least s/2+1 pixels inside the image for a window of
+// side s, which bounds every node's offsets.
 func (d *detector) classify(pix []uint8, at int, o *nodeOffsets) (score float32, ok bool) {
 	return d.classifyFrom(pix, at, o, 0, 0)
 }
