@@ -102,24 +102,33 @@ func encodedClips(dir string, presets []clip.Preset, baseline bool) ([]analysedC
 		if err != nil {
 			return err
 		}
-		s := dsp.NewStream(cascade, dsp.Inputs{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}})
-		plain := newPlainPOS(cascade)
-		if _, err := media.DecodeVideoFile(ctx, path, media.VideoOptions{}, func(f media.Frame) error {
-			s.Push(f.Image, f.Time)
-			if baseline {
-				plain.push(f.Image, f.Time)
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("%s: %w", presets[i].File(), err)
-		}
-		clips[i] = analysedClip{truth: truth, result: s.Result()}
-		if baseline {
-			clips[i].plainPOS = plain.bpm()
-		}
-		return nil
+		clips[i], err = analyseVideo(ctx, cascade, path, baseline)
+		clips[i].truth = truth
+		return err
 	})
 	return clips, err
+}
+
+// analyseVideo decodes the video at path with dsp/media and analyses it as
+// dsp.AnalyzeFrames does (hr, br and hrv), and with baseline reads it with
+// the plain pipeline too. The clip it returns has no truth.
+func analyseVideo(ctx context.Context, cascade *face.Cascade, path string, baseline bool) (analysedClip, error) {
+	s := dsp.NewStream(cascade, dsp.Inputs{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}})
+	plain := newPlainPOS(cascade)
+	if _, err := media.DecodeVideoFile(ctx, path, media.VideoOptions{}, func(f media.Frame) error {
+		s.Push(f.Image, f.Time)
+		if baseline {
+			plain.push(f.Image, f.Time)
+		}
+		return nil
+	}); err != nil {
+		return analysedClip{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	c := analysedClip{result: s.Result()}
+	if baseline {
+		c.plainPOS = plain.bpm()
+	}
+	return c, nil
 }
 
 // parallel calls work(0) to work(n-1), one call per CPU at once, and
