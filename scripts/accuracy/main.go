@@ -5,7 +5,10 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-keyframes DIR] [-only real|skin|synth|fresh|raw|webcam|keyframes|faces] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-keyframes DIR] [-recordings DIR] [-only real|skin|synth|fresh|raw|webcam|keyframes|faces|recordings] [-v]
+//
+// With -recordings it also scores a folder of one's own videos against the
+// reference heart rates its reference.csv lists (referencesFile).
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -24,12 +27,17 @@ func main() {
 	synthDir := flag.String("synth", "", "folder of the generated benchmark clips (default: generate into a temporary folder)")
 	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips (default: generate into a temporary folder)")
 	keyFrameDir := flag.String("keyframes", "", "folder of the generated key-frame clips (default: generate into a temporary folder)")
-	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), keyframes (key frames at fixed intervals) or faces (face detection on labelled photos)")
+	recordingsDir := flag.String("recordings", "", "folder of your own videos, listed with their reference heart rates in its "+referencesFile+" (columns file, hr in bpm, and optionally group)")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), keyframes (key frames at fixed intervals), faces (face detection on labelled photos) or recordings (your own videos, -recordings)")
 	webcamPulse := flag.String("webcam-pulse", "1,3", "strengths of the webcam set's pulse, comma-separated multiples of its own (1: as weak as the real face-skin clips; 3: about as readable as real webcam video of a whole face)")
 	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
 	verbose := flag.Bool("v", false, "print every window or clip")
 	flag.Parse()
+	if *only == "recordings" && *recordingsDir == "" {
+		fmt.Fprintln(os.Stderr, "accuracy:", errNoRecordings)
+		os.Exit(2)
+	}
 	var failed bool
 	if *only == "" || *only == "real" {
 		for _, run := range []func(string, bool) (*table, error){contactOximetry, phoneRed, restingPPG, restingMinutes} {
@@ -109,6 +117,16 @@ func main() {
 			failed = true
 		} else {
 			fmt.Println(t)
+		}
+	}
+	if (*only == "" || *only == "recordings") && *recordingsDir != "" {
+		t, ct, err := ownRecordings(*recordingsDir, *verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+		} else {
+			t.print(os.Stdout)
+			ct.print(os.Stdout)
 		}
 	}
 	if failed {

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pulsewire/pulsewire/dsp"
+	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/scripts/synth/clip"
+)
+
+// referencesFile names the list of recordings in a folder of one's own
+// recordings (ownRecordings): a CSV file with a header row and the columns
+//
+//	file   the video's path, relative to the folder
+//	hr     the reference heart rate over the recording, bpm (a pulse
+//	       oximeter's or an ECG's mean)
+//	group  optional: a label to break the results down by (skin tone,
+//	       camera, light, ...)
+//
+// in any order; other columns are ignored.
+const referencesFile = "reference.csv"
+
+// recording is one row of referencesFile.
+type recording struct {
+	file  string
+	hr    float64
+	group string
+}
+
+// readReferences reads dir's referencesFile. Every listed video must exist,
+// once, with a reference heart rate that is a positive number.
+func readReferences(dir string) ([]recording, error) {
+	name := filepath.Join(dir, referencesFile)
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.TrimLeadingSpace = true
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s is empty: want a header row with the columns file and hr (and group, if any)", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.ToLower(strings.TrimSpace(h))] = i
+	}
+	fileCol, hasFile := col["file"]
+	hrCol, hasHR := col["hr"]
+	groupCol, hasGroup := col["group"]
+	if !hasFile || !hasHR {
+		return nil, fmt.Errorf("%s: the header %q lacks the column file or hr", name, strings.Join(header, ","))
+	}
+	r.FieldsPerRecord = len(header)
+	var recs []recording
+	seen := map[string]int{}
+	for line := 2; ; line++ {
+		row, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		rec := recording{file: strings.TrimSpace(row[fileCol])}
+		if hasGroup {
+			rec.group = strings.TrimSpace(row[groupCol])
+		}
+		rec.hr, err = strconv.ParseFloat(strings.TrimSpace(row[hrCol]), 64)
+		if err != nil || !(rec.hr > 0) || math.IsInf(rec.hr, 0) {
+			return nil, fmt.Errorf("%s line %d: hr %q is not a heart rate in bpm", name, line, row[hrCol])
+		}
+		if rec.file == "" {
+			return nil, fmt.Errorf("%s line %d: no file", name, line)
+		}
+		if first, dup := seen[rec.file]; dup {
+			return nil, fmt.Errorf("%s line %d: %s is listed on line %d already", name, line, rec.file, first)
+		}
+		seen[rec.file] = line
+		if info, err := os.Stat(filepath.Join(dir, rec.file)); err != nil || info.IsDir() {
+			return nil, fmt.Errorf("%s line %d: no video %s in %s", name, line, rec.file, dir)
+		}
+		recs = append(recs, rec)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s lists no recordings", name)
+	}
+	return recs, nil
+}
+
+// ownRecordings scores one's own real recordings, the evidence that counts
+// most: the videos dir's referencesFile lists, each decoded and analysed by
+// the batch path of video uploads and read by the plain pipeline too. It
+// returns the usual table (with the curve of answered share against error)
+// and one row per group.
+func ownRecordings(dir string, verbose bool) (*table, *conditionTable, error) {
+	recs, err := readReferences(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	cascade, err := face.LoadCascade()
+	if err != nil {
+		return nil, nil, err
+	}
+	clips := make([]analysedClip, len(recs))
+	if err := parallel(len(recs), func(i int) error {
+		var err error
+		clips[i], err = analyseVideo(context.Background(), cascade, filepath.Join(dir, recs[i].file), true)
+		clips[i].truth = clip.Truth{File: recs[i].file, HeartRate: recs[i].hr}
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
+	title := "Your recordings"
+	t := newTable(fmt.Sprintf("%s: %d videos in %s, decoded and analysed by the batch path", title, len(recs), dir), dsp.HR)
+	t.notes = append(t.notes, fmt.Sprintf("Reference: the hr column of %s.", filepath.Join(dir, referencesFile)))
+	for i, c := range clips {
+		t.units++
+		t.label = recs[i].file
+		hr, _ := t.add(c.result, dsp.HR, recs[i].hr)
+		if verbose {
+			s := c.result.Summary
+			fmt.Printf("%-40s hr %5.1f/%5.1f tracked %5.1f confidence %.2f plain POS %5.1f %s %s\n", recs[i].file,
+				hr, recs[i].hr, s.TrackedBpm, s.QualityScore, c.plainPOS, s.Method, s.Conformity)
+		}
+	}
+	ct := byCondition(clips, recordingGroups(recs))
+	ct.title = title
+	return t, ct, nil
+}
+
+// recordingGroups returns the condition "all recordings" and one for each
+// group named in recs, in name order.
+func recordingGroups(recs []recording) []condition {
+	groupOf := map[string]string{}
+	var names []string
+	for _, r := range recs {
+		groupOf[r.file] = r.group
+		if r.group != "" && !slices.Contains(names, r.group) {
+			names = append(names, r.group)
+		}
+	}
+	slices.Sort(names)
+	conds := []condition{{"all recordings", func(clip.Truth) bool { return true }}}
+	for _, g := range names {
+		conds = append(conds, condition{"group " + g, func(t clip.Truth) bool { return groupOf[t.File] == g }})
+	}
+	return conds
+}
+
+// errNoRecordings is the usage error of -only recordings without a folder.
+var errNoRecordings = errors.New("-only recordings needs -recordings DIR: a folder of videos with a " + referencesFile)

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pulsewire/pulsewire/dsp"
+	"github.com/pulsewire/pulsewire/scripts/synth/clip"
+)
+
+func bpm(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+func TestReadReferences(t *testing.T) {
+	for _, tc := range []struct {
+		name, csv string
+		want      []recording
+		err       string // in the error, "" for none
+	}{
+		{name: "with groups, any column order, spaces", csv: "hr,camera,group,file\n 72.5,c920,dark, a.mp4\n88,c920,light,b.webm\n",
+			want: []recording{{"a.mp4", 72.5, "dark"}, {"b.webm", 88, "light"}}},
+		{name: "without groups, header in capitals", csv: "File,HR\na.mp4,61\n", want: []recording{{"a.mp4", 61, ""}}},
+		{name: "empty", csv: "", err: "is empty"},
+		{name: "header alone", csv: "file,hr\n", err: "lists no recordings"},
+		{name: "no hr column", csv: "file,bpm\na.mp4,70\n", err: "lacks the column file or hr"},
+		{name: "hr not a number", csv: "file,hr\na.mp4,seventy\n", err: `line 2: hr "seventy"`},
+		{name: "hr zero", csv: "file,hr\na.mp4,0\n", err: `line 2: hr "0"`},
+		{name: "hr NaN", csv: "file,hr\na.mp4,NaN\n", err: `line 2: hr "NaN"`},
+		{name: "hr infinite", csv: "file,hr\na.mp4,+Inf\n", err: `line 2: hr "+Inf"`},
+		{name: "missing video", csv: "file,hr\na.mp4,70\nc.mp4,70\n", err: "line 3: no video c.mp4"},
+		{name: "a folder, not a video", csv: "file,hr\nsub,70\n", err: "line 2: no video sub"},
+		{name: "no file", csv: "file,hr\n,70\n", err: "line 2: no file"},
+		{name: "listed twice", csv: "file,hr\na.mp4,70\nb.webm,80\na.mp4,71\n", err: "line 4: a.mp4 is listed on line 2 already"},
+		{name: "short row", csv: "file,hr,group\na.mp4,70\n", err: "wrong number of fields"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range []string{"a.mp4", "b.webm"} {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte("video"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, referencesFile), []byte(tc.csv), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readReferences(dir)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one saying %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("row %d: %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+	if _, err := readReferences(t.TempDir()); err == nil || !strings.Contains(err.Error(), referencesFile) {
+		t.Errorf("a folder without %s: error %v", referencesFile, err)
+	}
+}
+
+// TestOwnRecordings scores two generated videos as one's own recordings:
+// the references come from reference.csv, not from the clips' truth (one
+// is listed 30 bpm off), and each group gets its row.
+func TestOwnRecordings(t *testing.T) {
+	dir := t.TempDir()
+	presets := []clip.Preset{
+		{Name: "a", Config: clip.Config{Width: 320, Height: 240, FPS: 15, Seconds: 20, HeartRate: 66, Seed: 3}, Encoding: clip.Encoding{Format: "mp4"}},
+		{Name: "b", Config: clip.Config{Width: 320, Height: 240, FPS: 15, Seconds: 20, HeartRate: 96, Seed: 4}, Encoding: clip.Encoding{Format: "mov"}},
+	}
+	truths, err := clip.Generate(context.Background(), dir, presets, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := "file,hr,group\n" +
+		"a.mp4," + bpm(truths[0].HeartRate) + ",as measured\n" +
+		"b.mov," + bpm(truths[1].HeartRate+30) + ",listed 30 bpm high\n"
+	if err := os.WriteFile(filepath.Join(dir, referencesFile), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb, ct, err := ownRecordings(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.units != 2 || len(tb.outcomes) != 2 {
+		t.Fatalf("%d recordings scored, %d outcomes, want 2", tb.units, len(tb.outcomes))
+	}
+	want := map[string]float64{"all recordings": math.NaN(), "group as measured": 0, "group listed 30 bpm high": -30}
+	if len(ct.rows) != len(want) {
+		t.Fatalf("rows %v, want %d", ct.rows, len(want))
+	}
+	for _, r := range ct.rows {
+		off, ok := want[r.name]
+		if !ok {
+			t.Errorf("row %q", r.name)
+			continue
+		}
+		if math.IsNaN(off) {
+			if r.clips != 2 {
+				t.Errorf("%s: %d clips, want 2", r.name, r.clips)
+			}
+			continue
+		}
+		if r.clips != 1 || len(r.errs) != 1 {
+			t.Fatalf("%s: %d clips, %d answered (refused: %v), want 1 answered", r.name, r.clips, len(r.errs), r.refusals)
+		}
+		if math.Abs(r.errs[0]-off) > 5 {
+			t.Errorf("%s: off by %.1f bpm, want %.0f", r.name, r.errs[0], off)
+		}
+	}
+	var out strings.Builder
+	tb.print(&out)
+	if !strings.Contains(out.String(), "| "+dsp.HR+" | 100% | 2/2 |") {
+		t.Errorf("table:\n%s", out.String())
+	}
+}
