@@ -17,6 +17,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -39,49 +40,37 @@ func main() {
 		os.Exit(2)
 	}
 	var failed bool
+	// report prints the tables of a part, or its error.
+	report := func(err error, tables ...interface{ print(io.Writer) }) {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			failed = true
+			return
+		}
+		for _, t := range tables {
+			t.print(os.Stdout)
+		}
+	}
 	if *only == "" || *only == "real" {
 		for _, run := range []func(string, bool) (*table, error){contactOximetry, phoneRed, restingPPG, restingMinutes} {
 			t, err := run(*data, *verbose)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "accuracy:", err)
-				failed = true
-				continue
-			}
-			t.print(os.Stdout)
+			report(err, t)
 		}
 	}
 	if *only == "" || *only == "skin" {
-		if err := realSkin(os.Stdout, *data, *verbose); err != nil {
-			fmt.Fprintln(os.Stderr, "accuracy:", err)
-			failed = true
-		}
+		report(realSkin(os.Stdout, *data, *verbose))
 	}
 	if *only == "" || *only == "synth" {
 		t, err := syntheticEncoded(*synthDir, *verbose)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "accuracy:", err)
-			failed = true
-		} else {
-			t.print(os.Stdout)
-		}
+		report(err, t)
 	}
 	if (*only == "" || *only == "fresh") && *fresh > 0 {
 		t, err := syntheticFresh(*freshDir, *fresh, *verbose)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "accuracy:", err)
-			failed = true
-		} else {
-			t.print(os.Stdout)
-		}
+		report(err, t)
 	}
 	if *only == "" || *only == "raw" {
 		t, err := syntheticRaw(*verbose)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "accuracy:", err)
-			failed = true
-		} else {
-			t.print(os.Stdout)
-		}
+		report(err, t)
 	}
 	if *only == "" || *only == "webcam" {
 		for _, k := range strings.Split(*webcamPulse, ",") {
@@ -91,43 +80,23 @@ func main() {
 				os.Exit(2)
 			}
 			t, ct, err := webcamClips(*webcamDir, strength, *verbose)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "accuracy:", err)
-				failed = true
-				continue
-			}
-			t.print(os.Stdout)
-			ct.print(os.Stdout)
+			report(err, t, ct)
 		}
 	}
 	if *only == "" || *only == "keyframes" {
 		t, ct, err := keyFrameClips(*keyFrameDir, *verbose)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "accuracy:", err)
-			failed = true
-		} else {
-			t.print(os.Stdout)
-			ct.print(os.Stdout)
-		}
+		report(err, t, ct)
 	}
 	if *only == "" || *only == "faces" {
 		t, err := faceDetection(*verbose)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "accuracy:", err)
-			failed = true
-		} else {
+		if err == nil {
 			fmt.Println(t)
 		}
+		report(err)
 	}
 	if (*only == "" || *only == "recordings") && *recordingsDir != "" {
 		t, ct, err := ownRecordings(*recordingsDir, *verbose)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "accuracy:", err)
-			failed = true
-		} else {
-			t.print(os.Stdout)
-			ct.print(os.Stdout)
-		}
+		report(err, t, ct)
 	}
 	if failed {
 		os.Exit(1)
