@@ -12,13 +12,18 @@ import (
 )
 
 // webcamClips scores the webcam set (clip.WebcamPresets: 24 clips of 45-65
-// s made to look like webcam recordings of a person at a computer) through
-// the batch path, like the benchmark set, with its pulse multiplied by
-// strength, and returns the usual table and one that breaks heart rate
-// down by condition. Clips already in dir are reused; without dir they go
-// to a temporary folder.
-func webcamClips(dir string, strength float64, verbose bool) (*table, *conditionTable, error) {
-	presets := strongerPulse(clip.WebcamPresets(), strength)
+// s made to look like webcam recordings of a person at a computer), or with
+// fresh its held-out half (clip.FreshWebcamPresets: the same conditions,
+// other people), through the batch path, like the benchmark set, with its
+// pulse multiplied by strength, and returns the usual table and one that
+// breaks heart rate down by condition. Clips already in dir are reused;
+// without dir they go to a temporary folder.
+func webcamClips(dir string, fresh bool, strength float64, verbose bool) (*table, *conditionTable, error) {
+	base, title := clip.WebcamPresets(), "Webcam-like synthetic clips"
+	if fresh {
+		base, title = clip.FreshWebcamPresets(), "Webcam-like synthetic clips, fresh seeds"
+	}
+	presets := strongerPulse(base, strength)
 	clips, err := encodedClips(dir, presets, true)
 	if err != nil {
 		return nil, nil, err
@@ -28,9 +33,8 @@ func webcamClips(dir string, strength float64, verbose bool) (*table, *condition
 		lo, hi = min(lo, p.Config.PulseAmplitude), max(hi, p.Config.PulseAmplitude)
 	}
 	pulse := fmt.Sprintf("a %.1f-%.1f%% pulse", 100*lo, 100*hi)
-	title := "Webcam-like synthetic clips"
 	if strength != 1 {
-		title = fmt.Sprintf("Webcam-like synthetic clips, pulse x%g", strength)
+		title = fmt.Sprintf("%s, pulse x%g", title, strength)
 	}
 	t := newTable(fmt.Sprintf("%s: %d generated videos, decoded and analysed by the batch path", title, len(presets)), dsp.HR, dsp.BR, dsp.HRV)
 	t.notes = append(t.notes,
@@ -38,6 +42,10 @@ func webcamClips(dir string, strength float64, verbose bool) (*table, *condition
 		"hr 62-122 bpm, half rising by 10-30 bpm and a few falling; head bowed 0-25°; glasses; fringe; light to dark skin;",
 		pulse+" on light skin (less on darker); office to dark rooms lit partly by the screen; exposure and white balance steps; shot noise; drift).",
 		"Reference: the generator's ground truth (hr from the mean RR interval over the clip). docs/synthetic-data.md explains the model.")
+	if fresh {
+		t.notes = append(t.notes, "Fresh seeds: the same conditions with other people (seeds, rates, pulse strengths, face sizes, sway),",
+			"none of them looked at while the method was built: the set's held-out half.")
+	}
 	for i, c := range clips {
 		t.units++
 		hr, _ := t.add(c.result, dsp.HR, c.truth.HeartRate)

@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		out     = fs.String("o", "", "write one clip to this file; its extension picks the format (mp4, mov, avi, webm, y4m)")
 		presets = fs.Bool("presets", false, "write a set of presets (-set) into -out")
 		list    = fs.Bool("list", false, "list a set of presets (-set)")
-		set     = fs.String("set", "benchmark", "preset set: benchmark (48 clips of 30 s), webcam (24 webcam-like clips of 45-65 s) or keyframes (8 people, 3 key-frame intervals)")
+		set     = fs.String("set", "benchmark", "preset set: benchmark (48 clips of 30 s), webcam (24 webcam-like clips of 45-65 s), webcam-fresh (the webcam set's conditions with new people) or keyframes (8 people, 3 key-frame intervals)")
 		preset  = fs.String("preset", "", "with -o: write this preset (a name from -list) instead of a clip made of the flags")
 		dir     = fs.String("out", filepath.Join("scripts", "out", "synth"), "folder for -presets")
 		workers = fs.Int("workers", runtime.NumCPU(), "clips encoded at once with -presets")
@@ -92,10 +92,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	sets := map[string]func() []clip.Preset{"benchmark": clip.Presets, "webcam": clip.WebcamPresets, "keyframes": clip.KeyFramePresets}
+	sets := map[string]func() []clip.Preset{"benchmark": clip.Presets, "webcam": clip.WebcamPresets,
+		"webcam-fresh": clip.FreshWebcamPresets, "keyframes": clip.KeyFramePresets}
 	makeSet, ok := sets[*set]
 	if !ok {
-		return fmt.Errorf("-set %q: want benchmark, webcam or keyframes", *set)
+		return fmt.Errorf("-set %q: want benchmark, webcam, webcam-fresh or keyframes", *set)
 	}
 	switch {
 	case *list:

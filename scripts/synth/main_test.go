@@ -39,6 +39,11 @@ func TestRun(t *testing.T) {
 				t.Errorf("%d lines, want %d", n, len(clip.WebcamPresets()))
 			}
 		}},
+		{"list webcam-fresh", []string{"-list", "-set", "webcam-fresh"}, false, func(t *testing.T, out string) {
+			if n := strings.Count(out, "\n"); n != len(clip.FreshWebcamPresets()) || !strings.HasPrefix(out, "v00-") {
+				t.Errorf("%d lines, want %d named v..:\n%s", n, len(clip.FreshWebcamPresets()), out)
+			}
+		}},
 		{"webcam clip", []string{"-o", filepath.Join(dir, "w.mp4"), "-seconds", "1", "-size", "128x96", "-hr", "80", "-hr-end", "95",
 			"-pitch", "15", "-glasses", "-fringe", "0.5", "-skin", "dark", "-bitrate", "120", "-shot-noise", "-auto-exposure", "0.03",
 			"-screen-light", "0.2", "-drift", "0.02"}, false, func(t *testing.T, out string) {

@@ -32,7 +32,21 @@ var SkinTones = []SkinTone{{"light", 0}, {"medium", 0.13}, {"brown", 0.22}, {"da
 // its values on its own cycle and the rates follow low-discrepancy
 // sequences, so the conditions mix. Seeds are 1001 on: the set is the
 // same every run.
-func WebcamPresets() []Preset {
+func WebcamPresets() []Preset { return webcamPresets("w", 0, 1001) }
+
+// FreshWebcamPresets is the webcam set's mix of conditions (bit rates,
+// codecs, head pitch, glasses, fringes, skin tones, light, exposure steps)
+// with new people: other seeds (2001 on) and other points of the sequences
+// that set the heart and breathing rates, the pulse's strength, the face's
+// size, the sway and drift, the fringe's length and a rise's size. No clip
+// of it was looked at while the method was built, which makes it the
+// webcam set's held-out half.
+func FreshWebcamPresets() []Preset { return webcamPresets("v", 100, 2001) }
+
+// webcamPresets makes the webcam set's 24 clips, named prefix and their
+// number, with seeds from seed on, reading the sequences from point offset
+// on; the conditions' cycles are the same whatever the offset.
+func webcamPresets(prefix string, offset int, seed uint64) []Preset {
 	const n = 24
 	bitrates := []int{100, 150, 250, 400, 500}
 	pitches := []float64{0, 10, 18, 25}
@@ -44,12 +58,12 @@ func WebcamPresets() []Preset {
 	round := func(x, step float64) float64 { return math.Round(x/step) * step }
 	var ps []Preset
 	for i := range n {
-		fi := float64(i)
+		fi := float64(i + offset)
 		hr := round(62+60*frac(0.5+fi*0.6180339887), 0.1)
 		br := round(10+10*frac(0.3+fi*0.4142135624), 0.1)
 		rmssd := min(60, max(8, math.Round(60*math.Exp(-(hr-60)/40)*(0.6+0.8*frac(0.7+fi*0.7548776662)))))
 		c := Config{
-			Seconds: round(45+20*frac(0.15+fi*0.5698402910), 1), Seed: uint64(1001 + i),
+			Seconds: round(45+20*frac(0.15+fi*0.5698402910), 1), Seed: seed + uint64(i),
 			HeartRate: hr, BreathingRate: br, RMSSD: rmssd,
 			PulseAmplitude: round(0.002+0.003*frac(0.2+fi*0.3819660113), 0.0001),
 			Melanin:        SkinTones[(i/2)%len(SkinTones)].Melanin,
@@ -82,7 +96,7 @@ func WebcamPresets() []Preset {
 		if i%6 == 2 {
 			e.Format = "webm"
 		}
-		name := fmt.Sprintf("w%02d-hr%03.0f%s-%dk-%s-%s-pitch%02.0f", i, hr, change, e.BitrateKbps,
+		name := fmt.Sprintf("%s%02d-hr%03.0f%s-%dk-%s-%s-pitch%02.0f", prefix, i, hr, change, e.BitrateKbps,
 			SkinTones[(i/2)%len(SkinTones)].Name, l.name, c.Pitch)
 		if c.Glasses {
 			name += "-glasses"

@@ -2,10 +2,40 @@ package clip
 
 import "testing"
 
-// TestWebcamPresets checks that the webcam set spans the conditions it is
-// for, in every value, and that its clips are valid.
+// TestWebcamPresets checks that the webcam set and its fresh half span the
+// conditions they are for, in every value, and that their clips are valid.
 func TestWebcamPresets(t *testing.T) {
-	ps := WebcamPresets()
+	t.Run("webcam", func(t *testing.T) { checkWebcamSet(t, WebcamPresets()) })
+	t.Run("fresh", func(t *testing.T) { checkWebcamSet(t, FreshWebcamPresets()) })
+}
+
+// TestFreshWebcamPresets: the fresh set has the webcam set's conditions but
+// other people: no seed, name or heart rate in common.
+func TestFreshWebcamPresets(t *testing.T) {
+	old, fresh := WebcamPresets(), FreshWebcamPresets()
+	if len(fresh) != len(old) {
+		t.Fatalf("%d fresh presets, want %d", len(fresh), len(old))
+	}
+	seen := map[any]bool{}
+	for _, p := range old {
+		seen[p.Config.Seed], seen[p.Name], seen[p.Config.HeartRate] = true, true, true
+	}
+	for i, p := range fresh {
+		o := old[i]
+		if seen[p.Config.Seed] || seen[p.Name] || seen[p.Config.HeartRate] {
+			t.Errorf("%s: seed %d, name or heart rate %.1f of the webcam set", p.Name, p.Config.Seed, p.Config.HeartRate)
+		}
+		oc, c := o.Config, p.Config
+		if p.Encoding != o.Encoding || c.Pitch != oc.Pitch || c.Glasses != oc.Glasses || c.Melanin != oc.Melanin ||
+			c.Brightness != oc.Brightness || c.ScreenLight != oc.ScreenLight || c.AutoExposure != oc.AutoExposure ||
+			(c.Fringe > 0) != (oc.Fringe > 0) || (c.HeartRateEnd > c.HeartRate) != (oc.HeartRateEnd > oc.HeartRate) {
+			t.Errorf("%s: conditions differ from %s's", p.Name, o.Name)
+		}
+	}
+}
+
+func checkWebcamSet(t *testing.T, ps []Preset) {
+	t.Helper()
 	if len(ps) < 24 {
 		t.Fatalf("%d presets, want at least 24", len(ps))
 	}
