@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/dsp/face"
@@ -117,10 +118,16 @@ func ownRecordings(dir string, verbose bool) (*table, *conditionTable, error) {
 		return nil, nil, err
 	}
 	clips := make([]analysedClip, len(recs))
+	var mu sync.Mutex // orders the progress lines
+	done := 0
 	if err := parallel(len(recs), func(i int) error {
 		var err error
 		clips[i], err = analyseVideo(context.Background(), cascade, filepath.Join(dir, recs[i].file), true)
 		clips[i].truth = clip.Truth{File: recs[i].file, HeartRate: recs[i].hr}
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		fmt.Fprintf(os.Stderr, "accuracy: [%d/%d] %s\n", done, len(recs), recs[i].file)
 		return err
 	}); err != nil {
 		return nil, nil, err
