@@ -25,21 +25,27 @@ import (
 //	file   the video's path, relative to the folder
 //	hr     the reference heart rate over the recording, bpm (a pulse
 //	       oximeter's or an ECG's mean)
+//	br     optional: the reference breathing rate, breaths per minute
+//	       (a belt's or a capnograph's)
+//	rmssd  optional: the reference HRV, RMSSD in ms (an ECG's)
 //	group  optional: a label to break the results down by (skin tone,
 //	       camera, light, ...)
 //
-// in any order; other columns are ignored.
+// in any order; other columns are ignored, and an empty br or rmssd cell
+// means that recording has no such reference.
 const referencesFile = "reference.csv"
 
-// recording is one row of referencesFile.
+// recording is one row of referencesFile; br and rmssd are NaN without a
+// reference.
 type recording struct {
-	file  string
-	hr    float64
-	group string
+	file          string
+	hr, br, rmssd float64
+	group         string
 }
 
 // readReferences reads dir's referencesFile. Every listed video must exist,
-// once, with a reference heart rate that is a positive number.
+// once, with a reference heart rate, and every reference must be a
+// positive number.
 func readReferences(dir string) ([]recording, error) {
 	name := filepath.Join(dir, referencesFile)
 	f, err := os.Open(name)
@@ -61,7 +67,7 @@ func readReferences(dir string) ([]recording, error) {
 		col[strings.ToLower(strings.TrimSpace(h))] = i
 	}
 	fileCol, hasFile := col["file"]
-	hrCol, hasHR := col["hr"]
+	_, hasHR := col["hr"]
 	groupCol, hasGroup := col["group"]
 	if !hasFile || !hasHR {
 		return nil, fmt.Errorf("%s: the header %q lacks the column file or hr", name, strings.Join(header, ","))
@@ -81,9 +87,27 @@ func readReferences(dir string) ([]recording, error) {
 		if hasGroup {
 			rec.group = strings.TrimSpace(row[groupCol])
 		}
-		rec.hr, err = strconv.ParseFloat(strings.TrimSpace(row[hrCol]), 64)
-		if err != nil || !(rec.hr > 0) || math.IsInf(rec.hr, 0) {
-			return nil, fmt.Errorf("%s line %d: hr %q is not a heart rate in bpm", name, line, row[hrCol])
+		// value reads the reference of column c: NaN without the column
+		// or in an empty cell (unless required).
+		value := func(c, what string, required bool) (float64, error) {
+			i, has := col[c]
+			if !has || (!required && strings.TrimSpace(row[i]) == "") {
+				return math.NaN(), nil
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(row[i]), 64)
+			if err != nil || !(v > 0) || math.IsInf(v, 0) {
+				return 0, fmt.Errorf("%s line %d: %s %q is not %s", name, line, c, row[i], what)
+			}
+			return v, nil
+		}
+		if rec.hr, err = value("hr", "a heart rate in bpm", true); err != nil {
+			return nil, err
+		}
+		if rec.br, err = value("br", "a breathing rate in breaths per minute", false); err != nil {
+			return nil, err
+		}
+		if rec.rmssd, err = value("rmssd", "an RMSSD in ms", false); err != nil {
+			return nil, err
 		}
 		if rec.file == "" {
 			return nil, fmt.Errorf("%s line %d: no file", name, line)
@@ -133,16 +157,26 @@ func ownRecordings(dir string, verbose bool) (*table, *conditionTable, error) {
 		return nil, nil, err
 	}
 	title := "Your recordings"
-	t := newTable(fmt.Sprintf("%s: %d videos in %s, decoded and analysed by the batch path", title, len(recs), dir), dsp.HR)
-	t.notes = append(t.notes, fmt.Sprintf("Reference: the hr column of %s.", filepath.Join(dir, referencesFile)))
+	variables, columns := []string{dsp.HR}, "hr"
+	if slices.ContainsFunc(recs, func(r recording) bool { return !math.IsNaN(r.br) }) {
+		variables, columns = append(variables, dsp.BR), columns+", br"
+	}
+	if slices.ContainsFunc(recs, func(r recording) bool { return !math.IsNaN(r.rmssd) }) {
+		variables, columns = append(variables, dsp.HRV), columns+", rmssd"
+	}
+	t := newTable(fmt.Sprintf("%s: %d videos in %s, decoded and analysed by the batch path", title, len(recs), dir), variables...)
+	t.notes = append(t.notes, fmt.Sprintf("Reference: the %s columns of %s.", columns, filepath.Join(dir, referencesFile)))
 	for i, c := range clips {
 		t.units++
 		t.label = recs[i].file
 		hr, _ := t.add(c.result, dsp.HR, recs[i].hr)
+		br, _ := t.add(c.result, dsp.BR, recs[i].br)
+		hrv, _ := t.add(c.result, dsp.HRV, recs[i].rmssd)
 		if verbose {
 			s := c.result.Summary
-			fmt.Printf("%-40s hr %5.1f/%5.1f tracked %5.1f confidence %.2f plain POS %5.1f %s %s\n", recs[i].file,
-				hr, recs[i].hr, s.TrackedBpm, s.QualityScore, c.plainPOS, s.Method, s.Conformity)
+			fmt.Printf("%-40s hr %5.1f/%5.1f tracked %5.1f confidence %.2f plain POS %5.1f br %4.1f/%4.1f rmssd %5.1f/%5.1f %s %s\n",
+				recs[i].file, hr, recs[i].hr, s.TrackedBpm, s.QualityScore, c.plainPOS, br, recs[i].br, hrv, recs[i].rmssd,
+				s.Method, s.Conformity)
 		}
 	}
 	ct := byCondition(clips, recordingGroups(recs))

@@ -16,14 +16,20 @@ import (
 func bpm(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 func TestReadReferences(t *testing.T) {
+	nan := math.NaN()
 	for _, tc := range []struct {
 		name, csv string
 		want      []recording
 		err       string // in the error, "" for none
 	}{
 		{name: "with groups, any column order, spaces", csv: "hr,camera,group,file\n 72.5,c920,dark, a.mp4\n88,c920,light,b.webm\n",
-			want: []recording{{"a.mp4", 72.5, "dark"}, {"b.webm", 88, "light"}}},
-		{name: "without groups, header in capitals", csv: "File,HR\na.mp4,61\n", want: []recording{{"a.mp4", 61, ""}}},
+			want: []recording{{file: "a.mp4", hr: 72.5, br: nan, rmssd: nan, group: "dark"}, {file: "b.webm", hr: 88, br: nan, rmssd: nan, group: "light"}}},
+		{name: "without groups, header in capitals", csv: "File,HR\na.mp4,61\n", want: []recording{{file: "a.mp4", hr: 61, br: nan, rmssd: nan}}},
+		{name: "breathing and HRV, an empty cell for none", csv: "file,hr,br,rmssd\na.mp4,61,14.5,\nb.webm,70,,38\n",
+			want: []recording{{file: "a.mp4", hr: 61, br: 14.5, rmssd: nan}, {file: "b.webm", hr: 70, br: nan, rmssd: 38}}},
+		{name: "hr empty", csv: "file,hr\na.mp4,\n", err: `line 2: hr "" is not a heart rate in bpm`},
+		{name: "br not a number", csv: "file,hr,br\na.mp4,70,fast\n", err: `line 2: br "fast" is not a breathing rate`},
+		{name: "rmssd negative", csv: "file,hr,rmssd\na.mp4,70,-3\n", err: `line 2: rmssd "-3" is not an RMSSD in ms`},
 		{name: "empty", csv: "", err: "is empty"},
 		{name: "header alone", csv: "file,hr\n", err: "lists no recordings"},
 		{name: "no hr column", csv: "file,bpm\na.mp4,70\n", err: "lacks the column file or hr"},
@@ -63,9 +69,11 @@ func TestReadReferences(t *testing.T) {
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Errorf("row %d: %+v, want %+v", i, got[i], tc.want[i])
+			same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+			for i, g := range got {
+				w := tc.want[i]
+				if g.file != w.file || g.group != w.group || !same(g.hr, w.hr) || !same(g.br, w.br) || !same(g.rmssd, w.rmssd) {
+					t.Errorf("row %d: %+v, want %+v", i, g, w)
 				}
 			}
 		})
@@ -88,9 +96,9 @@ func TestOwnRecordings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	csv := "file,hr,group\n" +
-		"a.mp4," + bpm(truths[0].HeartRate) + ",as measured\n" +
-		"b.mov," + bpm(truths[1].HeartRate+30) + ",listed 30 bpm high\n"
+	csv := "file,hr,br,group\n" +
+		"a.mp4," + bpm(truths[0].HeartRate) + "," + bpm(truths[0].BreathingRate) + ",as measured\n" +
+		"b.mov," + bpm(truths[1].HeartRate+30) + ",,listed 30 bpm high\n"
 	if err := os.WriteFile(filepath.Join(dir, referencesFile), []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +134,15 @@ func TestOwnRecordings(t *testing.T) {
 	}
 	var out strings.Builder
 	tb.print(&out)
-	if !strings.Contains(out.String(), "| "+dsp.HR+" | 100% | 2/2 |") {
-		t.Errorf("table:\n%s", out.String())
+	for _, want := range []string{"| " + dsp.HR + " | 100% | 2/2 |", "| " + dsp.BR + " |", "the hr, br columns"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in the table:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "| "+dsp.HRV+" |") {
+		t.Errorf("an hrv row without an rmssd column:\n%s", out.String())
+	}
+	if n := len(tb.pairs[dsp.BR]); n > 1 {
+		t.Errorf("%d breathing rates scored, but one recording has a reference", n)
 	}
 }
