@@ -122,9 +122,11 @@ func realSkin(w io.Writer, data string, verbose bool) error {
 	for _, t := range tables {
 		t.print(w)
 	}
-	if err := semiSynthetic(w, data, clips); err != nil {
+	fingers, err := loadFingertips(data)
+	if err != nil {
 		return err
 	}
+	semiSynthetic(w, fingers, clips)
 	decisionNoise(w, clips)
 	return nil
 }
