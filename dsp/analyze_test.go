@@ -106,3 +106,50 @@ func TestOnlyRequestedVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceLight: a colour trace whose skin is too dark or too bright is
+// told so as frames would be (CONFORMITY_POOR_LIGHT): darkness explains a
+// missing pulse but does not refuse a clear one; clipping refuses both.
+func TestTraceLight(t *testing.T) {
+	noise := testsignal.Make(testsignal.Config{Seed: 31, Seconds: 30, PulseAmp: 1e-9, Noise: 0.5})
+	pulse := testsignal.Make(testsignal.Config{Seed: 32, Seconds: 30, HR: 72, Noise: 0.05})
+	// at scales s's colours so that their median luma is luma.
+	at := func(s testsignal.Signal, luma float64) Trace {
+		k := luma / traceQuality(s.R, s.G, s.B).luma
+		scale := func(x []float64) []float64 {
+			out := make([]float64, len(x))
+			for i, v := range x {
+				out[i] = k * v
+			}
+			return out
+		}
+		return Trace{TimestampsMs: s.T, R: scale(s.R), G: scale(s.G), B: scale(s.B)}
+	}
+	for _, tc := range []struct {
+		name string
+		tr   Trace
+		want Code // "" for an answer of 72 bpm
+	}{
+		{"no pulse, luma 34.99", at(noise, 34.99), ConformityPoorLight},
+		{"no pulse, luma 35.01", at(noise, 35.01), ConformityMissingSignal},
+		{"no pulse, luma 120", at(noise, 120), ConformityMissingSignal},
+		{"no pulse, luma 239.99", at(noise, 239.99), ConformityMissingSignal},
+		{"no pulse, luma 240.01", at(noise, 240.01), ConformityPoorLight},
+		{"clear pulse, luma 20", at(pulse, 20), ""},
+		{"clear pulse, luma 240.01", at(pulse, 240.01), ConformityPoorLight},
+	} {
+		r := AnalyzeTrace(tc.tr, Inputs{Variables: []string{HR}})
+		if tc.want == "" {
+			if hr := mean(t, r, HR); math.Abs(hr-72) > 1 {
+				t.Errorf("%s: hr %.1f, want 72", tc.name, hr)
+			}
+			continue
+		}
+		if got := r.Variables[HR].Error; got != tc.want {
+			t.Errorf("%s: hr %q, want %q (summary %+v)", tc.name, got, tc.want, r.Summary)
+		}
+		if r.Summary.Conformity != tc.want {
+			t.Errorf("%s: summary conformity %q, want %q", tc.name, r.Summary.Conformity, tc.want)
+		}
+	}
+}

@@ -158,6 +158,33 @@ func (q captureQuality) onlyDark(codes []Code) bool {
 	return len(codes) == 1 && codes[0] == ConformityPoorLight && q.luma < MinSkinLuma
 }
 
+// explain returns the outcome of a pulse analysis that ended with err on a
+// capture with quality q. A capture fault explains a missing pulse better
+// than the absence itself, and a pulse measured through one is not
+// trusted, unless the fault is only a dark face: refusing a clear pulse
+// there would refuse dark skin in ordinary light first.
+func (q captureQuality) explain(err Code) Code {
+	codes := q.codes()
+	if len(codes) > 0 && (err == ConformityMissingSignal || err == "" && !q.onlyDark(codes)) {
+		return codes[0]
+	}
+	return err
+}
+
+// traceQuality is what a bare colour trace tells of its capture: the
+// skin's brightness alone, the median luma (BT.601, full range, as the
+// frames' skin luma) of its mean colours. It has no face to lose, shrink
+// or move and no scene to flicker, so only CONFORMITY_POOR_LIGHT can
+// follow from it: a client's skin pixels too dark to carry a pulse are
+// told as the frames of one would be.
+func traceQuality(r, g, b []float64) captureQuality {
+	luma := make([]float64, len(g))
+	for i := range luma {
+		luma[i] = 0.299*r[i] + 0.587*g[i] + 0.114*b[i]
+	}
+	return captureQuality{presence: 1, faceFraction: 1, luma: median(luma)}
+}
+
 // median returns the median of x (the lower middle value for an even
 // count), reordering x; 0 for none.
 func median(x []float64) float64 {

@@ -166,13 +166,7 @@ func (s *Stream) analyze(fromS float64) pulseAnalysis {
 			halves = nil
 		}
 		pa = analyzePulse(t, ch[:3], halves, references(ch[3], ch[4:7:7]))
-		// A capture fault explains a missing pulse better than the
-		// absence itself, and a pulse measured through one is not trusted,
-		// unless the fault is only a dark face: refusing a clear pulse
-		// there would refuse dark skin in ordinary light first.
-		if len(codes) > 0 && (pa.err == ConformityMissingSignal || pa.err == "" && !q.onlyDark(codes)) {
-			pa.err = codes[0]
-		}
+		pa.err = q.explain(pa.err)
 	}
 	pa.summary.Seconds = q.seconds
 	pa.summary.Conformity = pa.err

@@ -208,6 +208,8 @@ func analyzeSignal(t []float64, ch [][]float64, in *Inputs) Result {
 		pa = analyzeContact(t, ch[0])
 	} else {
 		pa = analyzePulse(t, ch, nil, nil)
+		pa.err = traceQuality(ch[0], ch[1], ch[2]).explain(pa.err)
+		pa.summary.Conformity = pa.err
 	}
 	return assemble(&pa, in)
 }
