@@ -49,8 +49,15 @@ func (p *plainPOS) bpm() float64 {
 	if n < 60 || p.last <= p.first {
 		return 0
 	}
-	rate := float64(n-1) / (p.last - p.first).Seconds()
-	h := pulse.POS(nil, p.r, p.g, p.b, rate)
+	return plainPOSRate(p.r, p.g, p.b, float64(n-1)/(p.last-p.first).Seconds())
+}
+
+// plainPOSRate is the plain pipeline's reading of mean skin colours
+// sampled evenly at rate: POS, the band-pass, and the highest peak of the
+// spectrum in 42-180 bpm.
+func plainPOSRate(r, g, b []float64, rate float64) float64 {
+	n := len(g)
+	h := pulse.POS(nil, r, g, b, rate)
 	filter.Bandpass(2, 0.7, 3, rate).FiltFilt(h, h)
 	best, at := 0.0, 0.0
 	for f := 42.0; f <= 180; f += 0.25 {

@@ -7,8 +7,8 @@
 //
 //	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-keyframes DIR] [-recordings DIR] [-only real|skin|synth|fresh|raw|webcam|webcam-fresh|keyframes|faces|recordings] [-v]
 //
-// With -recordings it also scores a folder of one's own videos against the
-// reference values its reference.csv lists (referencesFile).
+// With -recordings it also scores a folder of one's own videos and signals
+// against the reference values its reference.csv lists (referencesFile).
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -28,8 +28,8 @@ func main() {
 	synthDir := flag.String("synth", "", "folder of the generated benchmark clips (default: generate into a temporary folder)")
 	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips, both sets (default: generate into a temporary folder)")
 	keyFrameDir := flag.String("keyframes", "", "folder of the generated key-frame clips (default: generate into a temporary folder)")
-	recordingsDir := flag.String("recordings", "", "folder of your own videos, listed with their reference values in its "+referencesFile+" (columns file, hr in bpm, and optionally br per minute, rmssd in ms, group)")
-	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), webcam-fresh (the same conditions, other people), keyframes (key frames at fixed intervals), faces (face detection on labelled photos) or recordings (your own videos, -recordings)")
+	recordingsDir := flag.String("recordings", "", "folder of your own videos and signals (.json files as the signal routes take them), listed with their reference values in its "+referencesFile+" (columns file, hr in bpm, and optionally br per minute, rmssd in ms, group)")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), webcam-fresh (the same conditions, other people), keyframes (key frames at fixed intervals), faces (face detection on labelled photos) or recordings (your own videos and signals, -recordings)")
 	webcamPulse := flag.String("webcam-pulse", "1,3", "strengths of the webcam set's pulse, comma-separated multiples of its own (1: as weak as the real face-skin clips; 3: about as readable as real webcam video of a whole face)")
 	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")

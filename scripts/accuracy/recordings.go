@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,8 @@ import (
 // referencesFile names the list of recordings in a folder of one's own
 // recordings (ownRecordings): a CSV file with a header row and the columns
 //
-//	file   the video's path, relative to the folder
+//	file   the video's path, relative to the folder, or a signal's: a
+//	       .json file holding what the signal routes take (isSignal)
 //	hr     the reference heart rate over the recording, bpm (a pulse
 //	       oximeter's or an ECG's mean)
 //	br     optional: the reference breathing rate, breaths per minute
@@ -117,7 +119,7 @@ func readReferences(dir string) ([]recording, error) {
 		}
 		seen[rec.file] = line
 		if info, err := os.Stat(filepath.Join(dir, rec.file)); err != nil || info.IsDir() {
-			return nil, fmt.Errorf("%s line %d: no video %s in %s", name, line, rec.file, dir)
+			return nil, fmt.Errorf("%s line %d: no file %s in %s", name, line, rec.file, dir)
 		}
 		recs = append(recs, rec)
 	}
@@ -128,10 +130,11 @@ func readReferences(dir string) ([]recording, error) {
 }
 
 // ownRecordings scores one's own real recordings, the evidence that counts
-// most: the videos dir's referencesFile lists, each decoded and analysed by
-// the batch path of video uploads and read by the plain pipeline too. It
-// returns the usual table (with the curve of answered share against error)
-// and one row per group.
+// most: the videos and signals dir's referencesFile lists, each video
+// decoded and analysed by the batch path of video uploads, each signal by
+// the analysis of the signal routes, and a video or camera signal read by
+// the plain pipeline too. It returns the usual table (with the curve of
+// answered share against error) and one row per group.
 func ownRecordings(dir string, verbose bool) (*table, *conditionTable, error) {
 	recs, err := readReferences(dir)
 	if err != nil {
@@ -146,7 +149,12 @@ func ownRecordings(dir string, verbose bool) (*table, *conditionTable, error) {
 	done := 0
 	if err := parallel(len(recs), func(i int) error {
 		var err error
-		clips[i], err = analyseVideo(context.Background(), cascade, filepath.Join(dir, recs[i].file), true)
+		path := filepath.Join(dir, recs[i].file)
+		if isSignal(path) {
+			clips[i], err = analyseSignal(path)
+		} else {
+			clips[i], err = analyseVideo(context.Background(), cascade, path, true)
+		}
 		clips[i].truth = clip.Truth{File: recs[i].file, HeartRate: recs[i].hr}
 		mu.Lock()
 		defer mu.Unlock()
@@ -164,7 +172,7 @@ func ownRecordings(dir string, verbose bool) (*table, *conditionTable, error) {
 	if slices.ContainsFunc(recs, func(r recording) bool { return !math.IsNaN(r.rmssd) }) {
 		variables, columns = append(variables, dsp.HRV), columns+", rmssd"
 	}
-	t := newTable(fmt.Sprintf("%s: %d videos in %s, decoded and analysed by the batch path", title, len(recs), dir), variables...)
+	t := newTable(fmt.Sprintf("%s: %d recordings in %s, videos decoded and analysed by the batch path, signals by the signal routes' analysis", title, len(recs), dir), variables...)
 	t.notes = append(t.notes, fmt.Sprintf("Reference: the %s columns of %s.", columns, filepath.Join(dir, referencesFile)))
 	for i, c := range clips {
 		t.units++
@@ -205,3 +213,49 @@ func recordingGroups(recs []recording) []condition {
 
 // errNoRecordings is the usage error of -only recordings without a folder.
 var errNoRecordings = errors.New("-only recordings needs -recordings DIR: a folder of videos with a " + referencesFile)
+
+// isSignal reports whether a recording is a signal file rather than a
+// video: its name ends in .json.
+func isSignal(path string) bool { return strings.EqualFold(filepath.Ext(path), ".json") }
+
+// analyseSignal analyses a signal file: the JSON the signal routes take,
+// {"signal": {"timestamps": [ms, ...], "r": [...], "g": [...], "b": [...]}}
+// for a camera's mean skin colours, or {"signal": {"timestamps": [...],
+// "values": [...]}} for a contact sensor (other members are ignored). A
+// camera signal is read by the plain pipeline too, its samples taken as
+// evenly spaced; a contact signal has no plain reading (NaN).
+func analyseSignal(path string) (analysedClip, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return analysedClip{}, err
+	}
+	var body struct {
+		Signal *struct {
+			Timestamps, R, G, B, Values []float64
+		}
+	}
+	if err := json.Unmarshal(data, &body); err != nil {
+		return analysedClip{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	sig := body.Signal
+	if sig == nil {
+		return analysedClip{}, fmt.Errorf("%s: no signal member", filepath.Base(path))
+	}
+	in := dsp.Inputs{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}}
+	if sig.Values != nil && sig.R == nil && sig.G == nil && sig.B == nil {
+		ppg := dsp.PPG{TimestampsMs: sig.Timestamps, Values: sig.Values}
+		if err := ppg.Validate(); err != nil {
+			return analysedClip{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
+		}
+		return analysedClip{result: dsp.AnalyzePPG(ppg, in), plainPOS: math.NaN()}, nil
+	}
+	tr := dsp.Trace{TimestampsMs: sig.Timestamps, R: sig.R, G: sig.G, B: sig.B}
+	if err := tr.Validate(); err != nil {
+		return analysedClip{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	c := analysedClip{result: dsp.AnalyzeTrace(tr, in), plainPOS: math.NaN()}
+	if n := len(tr.G); n >= 60 {
+		c.plainPOS = plainPOSRate(tr.R, tr.G, tr.B, float64(n-1)/((tr.TimestampsMs[n-1]-tr.TimestampsMs[0])/1000))
+	}
+	return c, nil
+}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,8 +39,8 @@ func TestReadReferences(t *testing.T) {
 		{name: "hr zero", csv: "file,hr\na.mp4,0\n", err: `line 2: hr "0"`},
 		{name: "hr NaN", csv: "file,hr\na.mp4,NaN\n", err: `line 2: hr "NaN"`},
 		{name: "hr infinite", csv: "file,hr\na.mp4,+Inf\n", err: `line 2: hr "+Inf"`},
-		{name: "missing video", csv: "file,hr\na.mp4,70\nc.mp4,70\n", err: "line 3: no video c.mp4"},
-		{name: "a folder, not a video", csv: "file,hr\nsub,70\n", err: "line 2: no video sub"},
+		{name: "missing video", csv: "file,hr\na.mp4,70\nc.mp4,70\n", err: "line 3: no file c.mp4"},
+		{name: "a folder, not a video", csv: "file,hr\nsub,70\n", err: "line 2: no file sub"},
 		{name: "no file", csv: "file,hr\n,70\n", err: "line 2: no file"},
 		{name: "listed twice", csv: "file,hr\na.mp4,70\nb.webm,80\na.mp4,71\n", err: "line 4: a.mp4 is listed on line 2 already"},
 		{name: "short row", csv: "file,hr,group\na.mp4,70\n", err: "wrong number of fields"},
@@ -144,5 +146,78 @@ func TestOwnRecordings(t *testing.T) {
 	}
 	if n := len(tb.pairs[dsp.BR]); n > 1 {
 		t.Errorf("%d breathing rates scored, but one recording has a reference", n)
+	}
+}
+
+// TestOwnSignals scores signal files as one's own recordings: a camera's
+// colours and a contact sensor's intensity, each with a pulse of known
+// rate, are answered at that rate; a file that is not a signal stops the
+// run with its name and the fault.
+func TestOwnSignals(t *testing.T) {
+	const fps, seconds = 30.0, 30.0
+	rng := rand.New(rand.NewPCG(5, 6))
+	var ts, r, g, b, v []float64
+	for i := range int(fps * seconds) {
+		s := float64(i) / fps
+		ts = append(ts, 1000*s)
+		face := 0.003 * math.Sin(2*math.Pi*72.0/60*s) // the skin's blood-volume signature
+		r = append(r, 150*(1+0.43*face)+0.05*rng.NormFloat64())
+		g = append(g, 110*(1+face)+0.05*rng.NormFloat64())
+		b = append(b, 90*(1+0.69*face)+0.05*rng.NormFloat64())
+		v = append(v, 100+math.Sin(2*math.Pi*66.0/60*s)+0.05*rng.NormFloat64())
+	}
+	signal := func(members map[string][]float64) string {
+		j, err := json.Marshal(map[string]any{"signal": members, "tags": []string{"ignored"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(j)
+	}
+	files := map[string]string{
+		"face.JSON":   signal(map[string][]float64{"timestamps": ts, "r": r, "g": g, "b": b}),
+		"finger.json": signal(map[string][]float64{"timestamps": ts, "values": v}),
+	}
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range files {
+		write(name, content)
+	}
+	write(referencesFile, "file,hr,group\nface.JSON,72,camera\nfinger.json,66,contact\n")
+	tb, ct, err := ownRecordings(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.units != 2 || len(tb.outcomes) != 2 {
+		t.Fatalf("%d recordings scored, %d outcomes, want 2", tb.units, len(tb.outcomes))
+	}
+	for _, row := range ct.rows {
+		if row.name == "all recordings" {
+			continue
+		}
+		if len(row.errs) != 1 || math.Abs(row.errs[0]) > 1 {
+			t.Errorf("%s: errors %v (refused: %v), want one within 1 bpm", row.name, row.errs, row.refusals)
+		}
+		if want := map[string]int{"group camera": 1, "group contact": 0}[row.name]; len(row.plain) != want {
+			t.Errorf("%s: %d plain readings, want %d (none for a contact signal)", row.name, len(row.plain), want)
+		}
+	}
+
+	for _, tc := range []struct{ name, content, err string }{
+		{"broken.json", `{"signal": {"timestamps": [0, 33`, "broken.json: unexpected end of JSON input"},
+		{"nosignal.json", `{"timestamps": [0, 33], "values": [1, 2]}`, "nosignal.json: no signal member"},
+		{"unequal.json", `{"signal": {"timestamps": [0, 33, 66], "r": [1, 2, 3], "g": [1, 2], "b": [1, 2, 3]}}`, "unequal.json: invalid signal"},
+		{"backwards.json", `{"signal": {"timestamps": [0, 33, 20], "values": [1, 2, 3]}}`, "backwards.json: invalid signal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			write(tc.name, tc.content)
+			write(referencesFile, "file,hr\nfinger.json,66\n"+tc.name+",70\n")
+			if _, _, err := ownRecordings(dir, false); err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("error %v, want one saying %q", err, tc.err)
+			}
+		})
 	}
 }

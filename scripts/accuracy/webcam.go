@@ -165,7 +165,9 @@ func byCondition(clips []analysedClip, conds []condition) *conditionTable {
 				continue
 			}
 			row.clips++
-			row.plain = append(row.plain, c.plainPOS-c.truth.HeartRate)
+			if !math.IsNaN(c.plainPOS) { // a contact signal has no plain reading
+				row.plain = append(row.plain, c.plainPOS-c.truth.HeartRate)
+			}
 			v := c.result.Variables[dsp.HR]
 			if v.Error != "" {
 				row.refusals[v.Error]++
