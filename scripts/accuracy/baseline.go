@@ -6,6 +6,7 @@ import (
 	"math/cmplx"
 	"time"
 
+	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/dsp/face"
 	"github.com/pulsewire/pulsewire/dsp/filter"
 	"github.com/pulsewire/pulsewire/dsp/pulse"
@@ -71,4 +72,14 @@ func plainPOSRate(r, g, b []float64, rate float64) float64 {
 		}
 	}
 	return at
+}
+
+// plainPOSTrace is the plain pipeline's reading of a colour trace, its
+// samples taken as evenly spaced; 0 for fewer than 60 samples.
+func plainPOSTrace(tr dsp.Trace) float64 {
+	n := len(tr.G)
+	if n < 60 || tr.TimestampsMs[n-1] <= tr.TimestampsMs[0] {
+		return 0
+	}
+	return plainPOSRate(tr.R, tr.G, tr.B, float64(n-1)/((tr.TimestampsMs[n-1]-tr.TimestampsMs[0])/1000))
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // TestSemiSynthetic: a clear 72 bpm pulse added to a quiet trace is
-// tracked in every piece, and the tracked column counts against the
-// reference: listed 20 bpm off, the same pieces are tracked within 5 bpm
-// in none.
+// tracked, and read by the plain pipeline, in every piece, and both
+// columns count against the reference: listed 20 bpm off, the same pieces
+// are within 5 bpm in none.
 func TestSemiSynthetic(t *testing.T) {
 	const fps, seconds = 15.0, 130.0
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -35,9 +35,9 @@ func TestSemiSynthetic(t *testing.T) {
 		return []fingertip{f}
 	}
 	for _, c := range []struct {
-		ref     float64
-		tracked string
-	}{{72, "100%"}, {92, "0%"}} {
+		ref            float64
+		tracked, plain string
+	}{{72, "100%", "100%"}, {92, "0%", "0%"}} {
 		var b strings.Builder
 		semiSynthetic(&b, finger(c.ref), clips)
 		rows := 0
@@ -47,8 +47,11 @@ func TestSemiSynthetic(t *testing.T) {
 			}
 			rows++
 			cells := strings.Split(strings.TrimSpace(line), "|")
-			if got := strings.TrimSpace(cells[len(cells)-2]); got != c.tracked {
+			if got := strings.TrimSpace(cells[len(cells)-3]); got != c.tracked {
 				t.Errorf("reference %.0f bpm: %q tracked %s, want %s", c.ref, strings.TrimSpace(line), got, c.tracked)
+			}
+			if got := strings.TrimSpace(cells[len(cells)-2]); got != c.plain {
+				t.Errorf("reference %.0f bpm: %q plain POS %s, want %s", c.ref, strings.TrimSpace(line), got, c.plain)
 			}
 		}
 		if rows != 2 {

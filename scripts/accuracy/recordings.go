@@ -253,9 +253,5 @@ func analyseSignal(path string) (analysedClip, error) {
 	if err := tr.Validate(); err != nil {
 		return analysedClip{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
-	c := analysedClip{result: dsp.AnalyzeTrace(tr, in), plainPOS: math.NaN()}
-	if n := len(tr.G); n >= 60 {
-		c.plainPOS = plainPOSRate(tr.R, tr.G, tr.B, float64(n-1)/((tr.TimestampsMs[n-1]-tr.TimestampsMs[0])/1000))
-	}
-	return c, nil
+	return analysedClip{result: dsp.AnalyzeTrace(tr, in), plainPOS: plainPOSTrace(tr)}, nil
 }
