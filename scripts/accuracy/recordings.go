@@ -172,7 +172,11 @@ func ownRecordings(dir string, verbose bool) (*table, *conditionTable, error) {
 	if slices.ContainsFunc(recs, func(r recording) bool { return !math.IsNaN(r.rmssd) }) {
 		variables, columns = append(variables, dsp.HRV), columns+", rmssd"
 	}
-	t := newTable(fmt.Sprintf("%s: %d recordings in %s, videos decoded and analysed by the batch path, signals by the signal routes' analysis", title, len(recs), dir), variables...)
+	noun := "recordings"
+	if len(recs) == 1 {
+		noun = "recording"
+	}
+	t := newTable(fmt.Sprintf("%s: %d %s in %s, videos decoded and analysed by the batch path, signals by the signal routes' analysis", title, len(recs), noun, dir), variables...)
 	t.notes = append(t.notes, fmt.Sprintf("Reference: the %s columns of %s.", columns, filepath.Join(dir, referencesFile)))
 	for i, c := range clips {
 		t.units++

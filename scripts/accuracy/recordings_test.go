@@ -205,6 +205,13 @@ func TestOwnSignals(t *testing.T) {
 			t.Errorf("%s: %d plain readings, want %d (none for a contact signal)", row.name, len(row.plain), want)
 		}
 	}
+	if !strings.Contains(tb.title, ": 2 recordings in ") {
+		t.Errorf("title %q, want it to count 2 recordings", tb.title)
+	}
+	write(referencesFile, "file,hr\nfinger.json,66\n")
+	if tb, _, err := ownRecordings(dir, false); err != nil || !strings.Contains(tb.title, ": 1 recording in ") {
+		t.Errorf("one recording listed: error %v, want a title counting 1 recording", err)
+	}
 
 	for _, tc := range []struct{ name, content, err string }{
 		{"broken.json", `{"signal": {"timestamps": [0, 33`, "broken.json: unexpected end of JSON input"},
