@@ -230,3 +230,19 @@ func TestHRVGate(t *testing.T) {
 		})
 	}
 }
+
+// TestAdvice: every capture code and a faint pulse come with advice; a
+// capture still being measured and codes about the request have none.
+func TestAdvice(t *testing.T) {
+	for _, c := range []Code{ConformityFacePresence, ConformityFaceSize, ConformityPoorLight, ConformityMuchVariations,
+		ConformityOndulations, ConformityLowFPS, ConformityMissingSignal} {
+		if Advice(c) == "" {
+			t.Errorf("%s: no advice", c)
+		}
+	}
+	for _, c := range []Code{ConformityInitialisation, MissingUserData, OutOfRange, ""} {
+		if a := Advice(c); a != "" {
+			t.Errorf("%s: advice %q, want none", c, a)
+		}
+	}
+}

@@ -59,6 +59,16 @@ var guidanceText = map[Code]string{
 	ConformityMissingSignal:  "The pulse is too faint: face the light and hold still",
 }
 
+// Advice returns what the live guidance tells a person for a capture code
+// or CONFORMITY_MISSING_SIGNAL, "" for other codes: also what to try when
+// a recorded capture was refused with it.
+func Advice(c Code) string {
+	if c == ConformityInitialisation {
+		return "" // "keep still" speaks to a capture still running
+	}
+	return guidanceText[c]
+}
+
 // measuringText is what the widget says while the pulse is not yet clear
 // but the capture is still young: the evidence needs time, and nothing is
 // wrong yet.

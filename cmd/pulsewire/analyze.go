@@ -31,10 +31,12 @@ its content:
       {"signal":{"timestamps":[ms,...],"r":[...],"g":[...],"b":[...]}}  (mean skin colour per frame)
       {"signal":{"timestamps":[ms,...],"values":[...]}}                 (contact PPG)
 
-Progress of a long video goes to stderr. Blood pressure needs the person's
-externalId and a calibration from an earlier measure of that person, which
-only the server keeps: here bp answers MISSING_USER_DATA_EXTERNAL_ID, or
-NOT_CALIBRATED when an externalId is given.
+Progress of a long video goes to stderr, and so does why a heart rate was
+not answered: its code, how sure the analysis was against what an answer
+needs, and what to try. Blood pressure needs the person's externalId and a
+calibration from an earlier measure of that person, which only the server
+keeps: here bp answers MISSING_USER_DATA_EXTERNAL_ID, or NOT_CALIBRATED when
+an externalId is given.
 
 Flags:
 `
@@ -51,7 +53,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		"smokingStatus (smoker|non-smoker), dateOfBirth (YYYY-MM-DD), externalId")
 	variables := fs.String("variables", "", "comma-separated variables to compute (default: all)")
 	scale := fs.Int("bp-class-scale", 3, "levels of bpClass: 3, or 2 for normal or not")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	quiet := fs.Bool("quiet", false, "nothing on stderr but errors: no progress, no explanation of a refusal")
 	timeout := fs.Duration("timeout", media.DefaultTimeout, "give up on a video after this long")
 
 	// Flags may come before or after the files.
@@ -94,6 +96,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	explainHR(progress, res)
 	out, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
@@ -173,6 +176,43 @@ func analyzeVideo(ctx context.Context, path string, in dsp.Inputs, timeout time.
 		info.Container, info.Frames, info.Width, info.Height, info.LastTime.Seconds(), el.Seconds(),
 		info.LastTime.Seconds()/el.Seconds(), orNone(res.Summary.Method), res.Summary.SNRdB)
 	return res, nil
+}
+
+// explainHR says on w why the heart rate was not answered and what would
+// help: the code, for a pulse too faint how sure the analysis was against
+// what an answer needs, and what the live guidance advises, so that
+// someone trying their own recordings sees how near each one came.
+func explainHR(w io.Writer, res dsp.Result) {
+	v, ok := res.Variables[dsp.HR]
+	if !ok || v.Error == "" {
+		return
+	}
+	s := res.Summary
+	msg := "hr not answered (" + string(v.Error) + ")"
+	advice := dsp.Advice(v.Error)
+	switch v.Error {
+	case dsp.ConformityInitialisation:
+		msg += fmt.Sprintf(": it needs %.0f s of capture, this one spans %.1f s", dsp.MinSeconds, s.Seconds)
+	case dsp.ConformityMissingSignal:
+		if s.QualityScore == 0 {
+			break // too few samples to track a rate
+		}
+		conf, corr := dsp.AnswerLevel(s.Seconds)
+		switch {
+		case s.QualityScore < conf:
+			msg += fmt.Sprintf(": confidence %.2f, under the %.2f a capture of %.0f s needs", s.QualityScore, conf, s.Seconds)
+		case s.PeriodCorrelation < corr:
+			msg += fmt.Sprintf(": the wave repeats at the rate found with a correlation of %.2f, under the %.2f a capture of %.0f s needs", s.PeriodCorrelation, corr, s.Seconds)
+		case s.KeyFrameHz > 0:
+			msg += fmt.Sprintf(": the video redraws the face only at its key frames, %.1f a second, which also shows a pulse at a false, slower rate", s.KeyFrameHz)
+			advice = "Record with at most one key frame a second, or with more bits"
+		}
+	}
+	msg += "."
+	if advice != "" {
+		msg += " " + advice + "."
+	}
+	fmt.Fprintln(w, msg)
 }
 
 // analyzeImages measures one to three still images as the images route

@@ -8,8 +8,10 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -228,6 +230,60 @@ func TestAnalyzeRefuses(t *testing.T) {
 	r, _, err := analyze(t, write("cut.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00"))
 	if v := r.Variables["faceBmi"]; err != nil || v.Error == nil || *v.Error != "INVALID_IMAGE_TYPE" {
 		t.Fatalf("broken image: faceBmi %+v, %v; want INVALID_IMAGE_TYPE", v, err)
+	}
+}
+
+// TestAnalyzeExplainsRefusal: a heart rate not answered is explained on
+// stderr (the code, how near a faint pulse came, what to try), an answered
+// one is not, and -quiet keeps stderr empty.
+func TestAnalyzeExplainsRefusal(t *testing.T) {
+	dir := t.TempDir()
+	trace := func(name string, seconds, level float64, seed uint64) string {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		sig := map[string][]float64{}
+		for i := range int(seconds * 30) {
+			sig["timestamps"] = append(sig["timestamps"], float64(i)*1000/30)
+			for _, c := range []string{"r", "g", "b"} {
+				sig[c] = append(sig[c], level+0.3*rng.NormFloat64())
+			}
+		}
+		data, err := json.Marshal(map[string]any{"signal": sig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	noise, dark := trace("noise.json", 30, 120, 7), trace("dark.json", 30, 20, 8)
+	cases := []struct {
+		name string
+		args []string
+		want string // a regular expression stderr matches; "" for no explanation
+	}{
+		{"noise", []string{noise}, `hr not answered \(CONFORMITY_MISSING_SIGNAL\): confidence 0\.\d\d, under the 0\.84 a capture of 30 s needs\. The pulse is too faint: face the light and hold still\.\n$`},
+		{"too short", []string{writeSignal(t, "rppg", 1.2, 8)}, `hr not answered \(CONFORMITY_INITIALISATION\): it needs 10 s of capture, this one spans 8\.0 s\.\n$`},
+		{"too dark", []string{dark}, `hr not answered \(CONFORMITY_POOR_LIGHT\)\. Find more even light on your face\.\n$`},
+		{"answered", []string{writeSignal(t, "rppg", 1.2, 30)}, ""},
+		{"hr not asked for", []string{noise, "-variables", "br"}, ""},
+		{"quiet", []string{noise, "-quiet"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, err := analyze(t, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if strings.Contains(stderr, "not answered") {
+					t.Errorf("stderr %q, want no explanation", stderr)
+				}
+			} else if !regexp.MustCompile(tc.want).MatchString(stderr) {
+				t.Errorf("stderr %q, want it to match %s", stderr, tc.want)
+			}
+		})
 	}
 }
 
