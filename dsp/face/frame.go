@@ -242,6 +242,17 @@ func luma709To601(y, cb, cr uint8) uint32 {
 // boundaries.
 type area struct{ cx, cy, hw, hh, sin, cos float64 }
 
+// corners returns the area's corners in order around it, starting at its
+// own top left (the image's top left for an unturned area).
+func (a area) corners() [4][2]float64 {
+	var c [4][2]float64
+	for i, s := range [4][2]float64{{-1, -1}, {1, -1}, {1, 1}, {-1, 1}} {
+		x, y := s[0]*a.hw, s[1]*a.hh
+		c[i] = [2]float64{a.cx + x*a.cos - y*a.sin, a.cy + x*a.sin + y*a.cos}
+	}
+	return c
+}
+
 // Coverage weights are in 1/coverUnit of a pixel.
 const coverUnit = 16
 

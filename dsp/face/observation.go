@@ -76,6 +76,11 @@ type Observation struct {
 	SkinFraction float64
 	// Regions holds the same means per region of interest.
 	Regions [NumRegions]Colour
+	// Outlines are the corners of each region of interest in the image's
+	// coordinates (a pixel's centre is half a pixel in from its corner), in
+	// order around it: where the means of Regions were read, from the skin
+	// pixels within.
+	Outlines [NumRegions][4][2]float64
 	// Luma is the BT.601 luma of the skin mean, 0.299R+0.587G+0.114B, 0-255:
 	// how well the face is lit.
 	Luma float64

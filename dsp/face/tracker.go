@@ -429,6 +429,9 @@ func (t *Tracker) measure(f frame, obs *Observation) {
 			}
 		})
 		obs.Regions[i] = h.mean()
+		for k, c := range a.corners() {
+			obs.Outlines[i][k] = [2]float64{c[0] + float64(t.origin.X), c[1] + float64(t.origin.Y)}
+		}
 		w := float64(h.n)
 		m.R += w * obs.Regions[i].R
 		m.G += w * obs.Regions[i].G

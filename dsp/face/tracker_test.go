@@ -182,6 +182,33 @@ func TestTrackerFindsFace(t *testing.T) {
 					t.Errorf("%v: %d skin pixels", Region(r), rc.Pixels)
 				}
 			}
+			// The outlines lie in the box, the forehead above the cheeks,
+			// and each holds the skin pixels its mean was read from.
+			var centres [NumRegions][2]float64
+			for r, quad := range o.Outlines {
+				var area float64
+				for k, c := range quad {
+					if !image.Pt(int(c[0]), int(c[1])).In(o.Box.Inset(-1)) {
+						t.Errorf("%v: corner %.1f, %.1f outside the box %v", Region(r), c[0], c[1], o.Box)
+					}
+					next := quad[(k+1)%4]
+					area += (c[0]*next[1] - next[0]*c[1]) / 2
+					centres[r][0] += c[0] / 4
+					centres[r][1] += c[1] / 4
+				}
+				if n := float64(o.Regions[r].Pixels); area <= 0 || n > area*1.05 || n < area/2 {
+					t.Errorf("%v: %.0f skin pixels in an outline of %.0f", Region(r), n, area)
+				}
+			}
+			f, l, r := centres[Forehead], centres[LeftCheek], centres[RightCheek]
+			if !(f[1] < l[1] && f[1] < r[1] && l[0] < f[0] && f[0] < r[0]) {
+				t.Errorf("outline centres: forehead %v, left cheek %v, right cheek %v", f, l, r)
+			}
+			// An upright, frontal face: the forehead and the cheeks' midpoint
+			// sit on the box's vertical centre line.
+			if d := max(math.Abs(f[0]-o.CentreX), math.Abs((l[0]+r[0])/2-o.CentreX)); d > 0.05*o.Side {
+				t.Errorf("outlines %.1f px off the box's centre line %.1f", d, o.CentreX)
+			}
 		})
 	}
 }
