@@ -378,39 +378,8 @@ func matches(d, want image.Rectangle) bool {
 
 // faceFrames builds the labelled frames.
 func faceFrames() ([]labelled, error) {
-	f, err := os.Open(filepath.Join(faceDir, "labels.txt"))
+	labels, order, err := readLabels()
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	labels := map[string][]image.Rectangle{}
-	var order []string
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
-			continue
-		}
-		name := fields[0]
-		if _, ok := labels[name]; !ok {
-			order = append(order, name)
-			labels[name] = nil
-		}
-		if len(fields) >= 2 && fields[1] == "-" {
-			continue
-		}
-		if len(fields) < 5 {
-			return nil, fmt.Errorf("labels.txt:%d: want file x0 y0 x1 y1", line)
-		}
-		var v [4]int
-		for i := range v {
-			if v[i], err = strconv.Atoi(fields[1+i]); err != nil {
-				return nil, fmt.Errorf("labels.txt:%d: %w", line, err)
-			}
-		}
-		labels[name] = append(labels[name], image.Rect(v[0], v[1], v[2], v[3]))
-	}
-	if err := sc.Err(); err != nil {
 		return nil, err
 	}
 	var frames []labelled
@@ -465,6 +434,44 @@ func faceFrames() ([]labelled, error) {
 	return append(frames, synth...), nil
 }
 
+// readLabels reads faces/labels.txt: each file's labelled face boxes (none
+// for a faceless one), and the files in their order there.
+func readLabels() (map[string][]image.Rectangle, []string, error) {
+	f, err := os.Open(filepath.Join(faceDir, "labels.txt"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	labels := map[string][]image.Rectangle{}
+	var order []string
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		name := fields[0]
+		if _, ok := labels[name]; !ok {
+			order = append(order, name)
+			labels[name] = nil
+		}
+		if len(fields) >= 2 && fields[1] == "-" {
+			continue
+		}
+		if len(fields) < 5 {
+			return nil, nil, fmt.Errorf("labels.txt:%d: want file x0 y0 x1 y1", line)
+		}
+		var v [4]int
+		for i := range v {
+			if v[i], err = strconv.Atoi(fields[1+i]); err != nil {
+				return nil, nil, fmt.Errorf("labels.txt:%d: %w", line, err)
+			}
+		}
+		labels[name] = append(labels[name], image.Rect(v[0], v[1], v[2], v[3]))
+	}
+	return labels, order, sc.Err()
+}
+
 // synthFrames renders still frames of the generator and labels its face:
 // the generator scales its photo to FaceScale of the frame height and
 // centres it, a tenth of its height low (scripts/synth/clip's scene).
@@ -479,13 +486,10 @@ func synthFrames() ([]labelled, error) {
 		{FaceScale: 0.5, Brightness: 1}, {FaceScale: 0.65, Brightness: 1}, {FaceScale: 0.9, Brightness: 1},
 		{FaceScale: 0.65, Brightness: 0.4}, {FaceScale: 0.65, Brightness: 0.3, Noise: 3},
 	} {
-		cfg.Seconds, cfg.Seed = 1, uint64(i+1)
-		cl, err := clip.New(cfg)
+		m, err := firstFrame(cfg, uint64(i+1))
 		if err != nil {
 			return nil, err
 		}
-		m := image.NewRGBA(image.Rect(0, 0, clip.DefaultWidth, clip.DefaultHeight))
-		cl.Render(0, m)
 		pb := photo.Bounds()
 		ph := int(cfg.FaceScale * clip.DefaultHeight)
 		pw := ph * pb.Dx() / pb.Dy()
@@ -496,6 +500,19 @@ func synthFrames() ([]labelled, error) {
 		out = append(out, labelled{name: fmt.Sprintf("synthetic scale %.2f light %.1f", cfg.FaceScale, cfg.Brightness), img: m, faces: []image.Rectangle{box}, group: "synthetic"})
 	}
 	return out, nil
+}
+
+// firstFrame renders the first frame of a clip of the generator made with
+// cfg and seed.
+func firstFrame(cfg clip.Config, seed uint64) (*image.RGBA, error) {
+	cfg.Seconds, cfg.Seed = 1, seed
+	cl, err := clip.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m := image.NewRGBA(image.Rect(0, 0, clip.DefaultWidth, clip.DefaultHeight))
+	cl.Render(0, m)
+	return m, nil
 }
 
 func readRGBA(path string) (*image.RGBA, error) {

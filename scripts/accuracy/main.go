@@ -34,6 +34,7 @@ func main() {
 	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
 	verbose := flag.Bool("v", false, "print every window or clip")
+	regionsPicture := flag.String("regions-picture", "", "with the faces part, also draw where the regions of interest fall on six faces into this JPEG file (docs/figures/regions.jpg)")
 	flag.Parse()
 	if *only == "recordings" && *recordingsDir == "" {
 		fmt.Fprintln(os.Stderr, "accuracy:", errNoRecordings)
@@ -96,6 +97,9 @@ func main() {
 			fmt.Println(t)
 		}
 		report(err)
+		if *regionsPicture != "" {
+			report(regionsFigure(*regionsPicture))
+		}
 	}
 	if (*only == "" || *only == "recordings") && *recordingsDir != "" {
 		t, ct, err := ownRecordings(*recordingsDir, *verbose)
