@@ -63,11 +63,12 @@ cluster: deps-test build
 
 ## accuracy: accuracy on the real recordings in ../shared/data (contact PPG, face skin), the
 ## synthetic clips (the benchmark set encoded and not, fresh seeds, the webcam set, the key-frame
-## set) and face detection on labelled photos, drawing docs/figures/regions.jpg; answered share
-## beside the error everywhere; RECORDINGS=FOLDER adds your own videos and signals listed in
-## FOLDER/reference.csv (docs/accuracy.md)
+## set) and face detection on labelled photos, drawing docs/figures (the decision's chart, the
+## regions picture); answered share beside the error everywhere; RECORDINGS=FOLDER adds your own
+## videos and signals listed in FOLDER/reference.csv (docs/accuracy.md)
 accuracy: deps-run
-	$(GO) run ./scripts/accuracy -regions-picture docs/figures/regions.jpg $(if $(RECORDINGS),-recordings $(RECORDINGS))
+	$(GO) run ./scripts/accuracy -decision-picture docs/figures/decision.svg -regions-picture docs/figures/regions.jpg \
+		$(if $(RECORDINGS),-recordings $(RECORDINGS))
 
 ## load: concurrent realtime sessions against a fresh server (scripts/load; 40 by default)
 load: deps-run

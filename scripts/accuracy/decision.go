@@ -50,18 +50,17 @@ func printCurve(w io.Writer, title string, outs []outcome) {
 	}
 	row("the service's decision", func(o outcome) bool { return o.answered })
 	for _, c := range []float64{0, 0.5, 0.7, 0.8, 0.84, 0.9, 0.95, 0.98} {
-		row(fmt.Sprintf("%.2f", c), func(o outcome) bool {
-			_, corr := dsp.AnswerLevel(o.seconds)
-			return o.code != dsp.ConformityInitialisation && o.code != dsp.ConformityLowFPS && o.confidence >= c && o.correlation >= corr
-		})
+		row(fmt.Sprintf("%.2f", c), func(o outcome) bool { return passes(o, c) })
 	}
 }
 
 // decisionNoise measures the evidence of captures without a readable pulse:
 // the real skin clips cut into pieces (their own weak pulse is buried in
 // camera and compression noise; no piece may be answered) and generated
-// noise, camera and contact, at 15, 30 and 60 fps.
-func decisionNoise(w io.Writer, clips []skinClip) {
+// noise, camera and contact, at 15, 30 and 60 fps. It returns the real
+// pieces' outcomes by length, each against its clip's oximeter.
+func decisionNoise(w io.Writer, clips []skinClip) map[float64][]outcome {
+	real := map[float64][]outcome{}
 	fmt.Fprintf(w, "\n## The decision: evidence of captures without a readable pulse\n\n")
 	fmt.Fprintln(w, "Real: the face-skin clips cut into consecutive pieces of each length. Generated: white noise plus a random")
 	fmt.Fprintln(w, "walk (camera: three channels at 120, 110, 90 levels; contact: one), 15, 30 and 60 fps, 40 of each.")
@@ -87,6 +86,7 @@ func decisionNoise(w io.Writer, clips []skinClip) {
 			for _, p := range pieces(c.trace, L) {
 				res := dsp.AnalyzeTrace(p, dsp.Inputs{Variables: []string{dsp.HR}})
 				count(res)
+				real[L] = append(real[L], outcomeOf(c.name, c.ref, res))
 				near := math.Abs(res.Summary.TrackedBpm-c.ref) <= 5
 				if near {
 					own++
@@ -99,7 +99,7 @@ func decisionNoise(w io.Writer, clips []skinClip) {
 				}
 			}
 		}
-		real := len(confs)
+		nReal := len(confs)
 		for _, fps := range []float64{15, 30, 60} {
 			for seed := range uint64(40) {
 				cam, con := generatedNoise(seed, fps, L)
@@ -111,8 +111,9 @@ func decisionNoise(w io.Writer, clips []skinClip) {
 		q := func(x []float64) string {
 			return fmt.Sprintf("%.3f / %.3f / %.3f", quantile(x, 0.5), quantile(x, 0.99), quantile(x, 1))
 		}
-		fmt.Fprintf(w, "| %.0f s | %d real, %d generated | %s | %s | %.3f, %.2f | %d | %d/%d, %d/%d |\n", L, real, len(confs)-real, q(confs), q(corrs), c, r, answered, sureOwn, sure, own, real)
+		fmt.Fprintf(w, "| %.0f s | %d real, %d generated | %s | %s | %.3f, %.2f | %d | %d/%d, %d/%d |\n", L, nReal, len(confs)-nReal, q(confs), q(corrs), c, r, answered, sureOwn, sure, own, nReal)
 	}
+	return real
 }
 
 // distinct drops clips whose trace repeats an earlier one (two subjects of
@@ -155,7 +156,8 @@ func generatedNoise(seed uint64, fps, seconds float64) (dsp.Trace, dsp.PPG) {
 // pieces of the real skin clips (noise of a real camera on real skin, and
 // their own weak pulse) with a real fingertip pulse of known rate added at
 // a known strength (fingers: uw-phone-oximetry, oximeter reference).
-func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip) {
+func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip) map[[2]float64][]outcome {
+	outs := map[[2]float64][]outcome{} // by length and strength
 	fmt.Fprintf(w, "\n## Semi-synthetic: real skin noise with a real fingertip pulse added\n\n")
 	fmt.Fprintln(w, "Pieces of the face-skin clips (their noise and their own weak pulse) with a fingertip pulse of known rate")
 	fmt.Fprintln(w, "(uw-phone-oximetry, band-passed, with the skin's colour signature) added at the relative strength given")
@@ -183,6 +185,7 @@ func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip) {
 					}
 					tr := withPulse(p, f.wave, f.rateHz, off, amp)
 					res := dsp.AnalyzeTrace(tr, dsp.Inputs{Variables: []string{dsp.HR}})
+					outs[[2]float64{L, amp}] = append(outs[[2]float64{L, amp}], outcomeOf(c.name, ref, res))
 					n++
 					if math.Abs(res.Summary.TrackedBpm-ref) <= 5 {
 						tracked++
@@ -208,6 +211,7 @@ func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip) {
 			fmt.Fprintf(w, "| %.0f s | %.1f%% | %d | %s | %.2f | %s | %s | %s | %s |\n", L, 100*amp, n, pct(answered, n), sum/float64(max(answered, 1)), pct(in5, answered), pct(off10, answered), pct(tracked, n), pct(plain, n))
 		}
 	}
+	return outs
 }
 
 // fingertip is one uw-phone-oximetry recording: the band-passed fingertip

@@ -34,6 +34,7 @@ func main() {
 	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
 	verbose := flag.Bool("v", false, "print every window or clip")
+	decisionPicture := flag.String("decision-picture", "", "with the skin part, also draw the share of real face-skin pieces answered at each confidence level, with and without a real pulse, into this SVG file (docs/figures/decision.svg)")
 	regionsPicture := flag.String("regions-picture", "", "with the faces part, also draw where the regions of interest fall on six faces into this JPEG file (docs/figures/regions.jpg)")
 	flag.Parse()
 	if *only == "recordings" && *recordingsDir == "" {
@@ -59,7 +60,7 @@ func main() {
 		}
 	}
 	if *only == "" || *only == "skin" {
-		report(realSkin(os.Stdout, *data, *verbose))
+		report(realSkin(os.Stdout, *data, *verbose, *decisionPicture))
 	}
 	if *only == "" || *only == "synth" {
 		t, err := syntheticEncoded(*synthDir, *verbose)

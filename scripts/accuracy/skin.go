@@ -113,7 +113,7 @@ func meanColours(path string, fps float64) (dsp.Trace, error) {
 // realSkin runs the evaluations on the real face-skin clips: hr per site
 // with its answered-share curve, the semi-synthetic sensitivity and the
 // decision's noise levels.
-func realSkin(w io.Writer, data string, verbose bool) error {
+func realSkin(w io.Writer, data string, verbose bool, picture string) error {
 	clips, err := loadSkinClips(data)
 	if err != nil {
 		return err
@@ -126,9 +126,18 @@ func realSkin(w io.Writer, data string, verbose bool) error {
 	if err != nil {
 		return err
 	}
-	semiSynthetic(w, fingers, clips)
-	decisionNoise(w, clips)
-	return nil
+	pulses := semiSynthetic(w, fingers, clips)
+	noise := decisionNoise(w, clips)
+	if picture == "" {
+		return nil
+	}
+	pulses30 := map[float64][]outcome{}
+	for k, outs := range pulses {
+		if k[0] == 30 {
+			pulses30[k[1]] = outs
+		}
+	}
+	return decisionFigure(picture, noise[30], pulses30)
 }
 
 // outcome is one measure of an evaluation: the reference, what the track
