@@ -105,11 +105,20 @@ const (
 // detectBlaze runs the network on the square region of side pixels whose
 // top-left corner is (x0, y0) in frame pixels (it may reach outside the
 // frame, which reads as black) and returns the faces found, largest first,
-// in frame pixels. The slice is reused by the next call.
-func (c *Cascade) detectBlaze(f frame, s *blazeState, x0, y0, side int, minScore float32) []blazeFace {
+// in frame pixels. With flip the network sees the region turned upside
+// down, so that it finds a face that is upside down in the frame as the
+// upright face it was trained on; the boxes and keypoints come back in the
+// frame's own pixels all the same. The slice is reused by the next call.
+func (c *Cascade) detectBlaze(f frame, s *blazeState, x0, y0, side int, minScore float32, flip bool) []blazeFace {
 	side = max(side, blazeSide)
 	in := c.blaze.tensor(s.net, 0)
 	f.sampleRGB(in, s, x0, y0, side)
+	if flip {
+		// Turning a picture by half a circle reverses its pixels' order.
+		for i, j := 0, len(in)-3; i < j; i, j = i+3, j-3 {
+			in[i], in[i+1], in[i+2], in[j], in[j+1], in[j+2] = in[j], in[j+1], in[j+2], in[i], in[i+1], in[i+2]
+		}
+	}
 	c.blaze.run(s.net)
 	scale := float64(side) / blazeSide
 	s.cands = s.cands[:0]
@@ -137,6 +146,14 @@ func (c *Cascade) detectBlaze(f frame, s *blazeState, x0, y0, side int, minScore
 				d.keys[k] = [2]float64{
 					float64(x0) + float64(r[4+2*k]+anc[0]*blazeSide)*scale,
 					float64(y0) + float64(r[5+2*k]+anc[1]*blazeSide)*scale,
+				}
+			}
+			if flip {
+				// A point p of the turned region lies at 2*x0+side-p.
+				mx, my := float64(2*x0+side), float64(2*y0+side)
+				d.x0, d.x1, d.y0, d.y1 = mx-d.x1, mx-d.x0, my-d.y1, my-d.y0
+				for k := range numKeys {
+					d.keys[k] = [2]float64{mx - d.keys[k][0], my - d.keys[k][1]}
 				}
 			}
 			s.cands = append(s.cands, d)
@@ -264,18 +281,18 @@ func (f frame) sampleRGB(dst []float32, s *blazeState, x0, y0, side int) {
 // at least minScore, largest first, in s.whole.
 func (c *Cascade) wholeFrame(f frame, s *blazeState, minScore float32) []blazeFace {
 	side := max(f.w, f.h)
-	s.whole = append(s.whole[:0], c.detectBlaze(f, s, (f.w-side)/2, (f.h-side)/2, side, minScore)...)
+	s.whole = append(s.whole[:0], c.detectBlaze(f, s, (f.w-side)/2, (f.h-side)/2, side, minScore, false)...)
 	return s.whole
 }
 
 // lookAround runs BlazeFace on the square blazeCrop sizes wide around the
-// face box (cx, cy, size) and returns the face it finds nearest the box's
-// centre, within half a size.
-func (c *Cascade) lookAround(f frame, s *blazeState, cx, cy, size float64, minScore float32) (blazeFace, bool) {
+// face box (cx, cy, size), turned upside down with flip, and returns the
+// face it finds nearest the box's centre, within half a size.
+func (c *Cascade) lookAround(f frame, s *blazeState, cx, cy, size float64, minScore float32, flip bool) (blazeFace, bool) {
 	side := max(int(blazeCrop*size), blazeSide)
 	var best blazeFace
 	found, bestDist := false, 0.5*size
-	for _, d := range c.detectBlaze(f, s, int(cx)-side/2, int(cy)-side/2, side, minScore) {
+	for _, d := range c.detectBlaze(f, s, int(cx)-side/2, int(cy)-side/2, side, minScore, flip) {
 		b := d.toBox()
 		if dist := math.Hypot(b.cx-cx, b.cy-cy); dist <= bestDist {
 			best, bestDist, found = d, dist, true
@@ -318,7 +335,7 @@ func (c *Cascade) FindFaces(img image.Image, minScore float64) []Detection {
 		b := d.toBox()
 		det := Detection{Box: b.rect().Add(img.Bounds().Min), Score: d.score}
 		// Down to a tenth, to tell how far below the cut-off a face fell.
-		if e, ok := c.lookAround(f, s, b.cx, b.cy, b.size, 0.1); ok {
+		if e, ok := c.lookAround(f, s, b.cx, b.cy, b.size, 0.1, false); ok {
 			det.CloserBox, det.CloserScore = e.toBox().rect().Add(img.Bounds().Min), e.score
 		}
 		out = append(out, det)

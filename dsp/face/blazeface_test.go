@@ -2,6 +2,8 @@ package face
 
 import (
 	"encoding/json"
+	"fmt"
+	"image"
 	"image/png"
 	"math"
 	"os"
@@ -127,7 +129,7 @@ func TestBlazeFaceFindsPhoto(t *testing.T) {
 	img := scene(t, 640, 480, at, 1)
 	c := cascade(t)
 	s := newBlazeState(c.blaze)
-	faces := c.detectBlaze(wrap(img, nil), s, 0, -80, 640, keepScore)
+	faces := c.detectBlaze(wrap(img, nil), s, 0, -80, 640, keepScore, false)
 	if len(faces) != 1 {
 		t.Fatalf("%d faces, want 1", len(faces))
 	}
@@ -145,6 +147,46 @@ func TestBlazeFaceFindsPhoto(t *testing.T) {
 	}
 }
 
+// TestBlazeFaceUpsideDown: the photo turned upside down, looked at turned
+// back, is found as well as upright, with the box and the keypoints where
+// they are in the turned frame: the person's right eye now on the image's
+// right, the mouth above the nose. Looked at as it is, it scores less.
+func TestBlazeFaceUpsideDown(t *testing.T) {
+	c := cascade(t)
+	s := newBlazeState(c.blaze)
+	img := scene(t, 640, 480, image.Point{}, 1)
+	up := c.detectBlaze(wrap(img, nil), s, 0, -80, 640, keepScore, false)
+	if len(up) != 1 {
+		t.Fatalf("%d faces upright, want 1", len(up))
+	}
+	u := up[0]
+	// Turned by half a circle about the frame's centre, (x, y) goes to
+	// (640-x, 480-y); the region (0, -80, 640) goes to (0, 560-640).
+	f := wrap(turned(img, 180), nil)
+	down := c.detectBlaze(f, s, 0, -80, 640, keepScore, true)
+	if len(down) != 1 {
+		t.Fatalf("%d faces upside down, looked at turned back, want 1", len(down))
+	}
+	d := down[0]
+	if math.Abs(d.score-u.score) > 0.05 {
+		t.Errorf("score %.2f turned back, %.2f upright", d.score, u.score)
+	}
+	near := func(name string, got, want [2]float64) {
+		if math.Hypot(got[0]-want[0], got[1]-want[1]) > 6 {
+			t.Errorf("%s at %.0f, want near %.0f", name, got, want)
+		}
+	}
+	turn := func(p [2]float64) [2]float64 { return [2]float64{640 - p[0], 480 - p[1]} }
+	near("box's top-left corner", [2]float64{d.x0, d.y0}, turn([2]float64{u.x1, u.y1}))
+	near("box's bottom-right corner", [2]float64{d.x1, d.y1}, turn([2]float64{u.x0, u.y0}))
+	for k := range numKeys {
+		near(fmt.Sprintf("keypoint %d", k), d.keys[k], turn(u.keys[k]))
+	}
+	if as := c.detectBlaze(f, s, 0, -80, 640, 0.01, false); len(as) > 0 && as[0].score > d.score-upsideDownMargin {
+		t.Errorf("upside down, looked at as it is: score %.2f, want under %.2f", as[0].score, d.score-upsideDownMargin)
+	}
+}
+
 func BenchmarkBlazeFace(b *testing.B) {
 	c := cascade(b)
 	s := newBlazeState(c.blaze)
@@ -152,7 +194,7 @@ func BenchmarkBlazeFace(b *testing.B) {
 	b.ReportAllocs()
 	start := cpuTime(b)
 	for b.Loop() {
-		if len(c.detectBlaze(f, s, 0, -80, 640, keepScore)) != 1 {
+		if len(c.detectBlaze(f, s, 0, -80, 640, keepScore, false)) != 1 {
 			b.Fatal("no face")
 		}
 	}

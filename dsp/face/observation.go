@@ -62,8 +62,8 @@ type Observation struct {
 	// on this face), false when they were placed by the box alone.
 	Landmarks bool
 	// Roll is the turn of the eye line from horizontal, radians, positive
-	// clockwise in the image (the image-right eye lower); 0 without
-	// landmarks.
+	// clockwise in the image (the image-right eye lower), -π to π (near ±π
+	// for a face upside down); 0 without landmarks.
 	Roll float64
 
 	// R, G, B are the robust means over the skin pixels of all regions of

@@ -75,7 +75,7 @@ func (d blazeFace) toBox() blazeBox {
 // differs reports whether q moved far enough from p to re-place the
 // regions.
 func (p pose) differs(q pose) bool {
-	return p.landmarks != q.landmarks || math.Abs(p.roll-q.roll) > poseRollStep ||
+	return p.landmarks != q.landmarks || math.Abs(math.Remainder(p.roll-q.roll, 2*math.Pi)) > poseRollStep ||
 		math.Abs(p.eyeX[0]-q.eyeX[0]) > poseShapeStep || math.Abs(p.eyeX[1]-q.eyeX[1]) > poseShapeStep ||
 		math.Abs(p.nose-q.nose) > poseShapeStep || math.Abs(p.mouth-q.mouth) > poseShapeStep
 }

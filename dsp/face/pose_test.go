@@ -53,3 +53,18 @@ func TestRegionsFollowPose(t *testing.T) {
 		}
 	}
 }
+
+// TestPoseDiffersAcrossHalfTurn: an upside-down face's roll jitters about
+// ±π; a step across it is as small as it looks, not a whole turn.
+func TestPoseDiffersAcrossHalfTurn(t *testing.T) {
+	p := pose{landmarks: true, roll: math.Pi - 0.01}
+	q := p
+	q.roll = -math.Pi + 0.01
+	if p.differs(q) {
+		t.Errorf("roll %.3f to %.3f counted as a change", p.roll, q.roll)
+	}
+	q.roll = -math.Pi + 0.1
+	if !p.differs(q) {
+		t.Errorf("roll %.3f to %.3f (6 degrees) not counted as a change", p.roll, q.roll)
+	}
+}

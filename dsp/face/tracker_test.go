@@ -1,6 +1,7 @@
 package face
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
@@ -208,6 +209,52 @@ func TestTrackerFindsFace(t *testing.T) {
 			// sit on the box's vertical centre line.
 			if d := max(math.Abs(f[0]-o.CentreX), math.Abs((l[0]+r[0])/2-o.CentreX)); d > 0.05*o.Side {
 				t.Errorf("outlines %.1f px off the box's centre line %.1f", d, o.CentreX)
+			}
+		})
+	}
+}
+
+// TestTrackerUpsideDown: a face upside down, or turned further than a
+// quarter circle, is read the way up it is: the eye line turned by the
+// frame's turn, the forehead's region on the forehead (below the cheeks'
+// in the frame when upside down), as much of the regions on skin as
+// upright. And as the head sways, the cascade, which knows upright faces
+// only, does not pull the box off it: the regions stay on skin and their
+// brightness steady (pulled by the cascade, their luma fell by 5% at
+// times).
+func TestTrackerUpsideDown(t *testing.T) {
+	for _, deg := range []float64{180, 135, -150} {
+		t.Run(fmt.Sprintf("turned %.0f", deg), func(t *testing.T) {
+			var sway []*image.RGBA
+			for i := range 40 {
+				at := image.Pt(160+int(math.Round(10*math.Sin(float64(i)/6))), 40+int(math.Round(6*math.Cos(float64(i)/5))))
+				sway = append(sway, turned(scene(t, 640, 480, at, 1), deg))
+			}
+			tr := NewTracker(cascade(t))
+			first := tr.Observe(sway[0])
+			if !first.Face || !first.Landmarks {
+				t.Fatalf("face %v, landmarks %v", first.Face, first.Landmarks)
+			}
+			want := deg * math.Pi / 180
+			if d := math.Abs(math.Remainder(first.Roll-want, 2*math.Pi)); d > 12*math.Pi/180 {
+				t.Errorf("roll %.0f deg, want near %.0f", first.Roll*180/math.Pi, deg)
+			}
+			if deg == 180 {
+				f, l := first.Outlines[Forehead], first.Outlines[LeftCheek]
+				if fy, ly := (f[0][1]+f[2][1])/2, (l[0][1]+l[2][1])/2; fy <= ly {
+					t.Errorf("forehead's region at y %.0f, cheek's at %.0f: want it below, the face upside down", fy, ly)
+				}
+			}
+			lo, hi, skin := first.Luma, first.Luma, first.SkinFraction
+			for k := range 150 { // back and forth through the sway
+				o := tr.Observe(sway[min(k%80, 79-k%80)])
+				if !o.Face {
+					t.Fatalf("frame %d: face lost", k)
+				}
+				lo, hi, skin = min(lo, o.Luma), max(hi, o.Luma), min(skin, o.SkinFraction)
+			}
+			if skin < 0.9 || hi > 1.02*lo {
+				t.Errorf("as the head sways: at least %.0f%% of the regions on skin, their luma %.1f-%.1f", 100*skin, lo, hi)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -149,6 +150,7 @@ func faceDetection(verbose bool) (string, error) {
 			}
 			fmt.Fprintf(&b, "The tracker follows one face, the largest: it finds one of the labelled faces in %.0f%% of the %d frames that hold one.\n",
 				100*float64(hit)/float64(of), of)
+			b.WriteString(wayUp(c, frames))
 		}
 	}
 	b.WriteString("The cascade rows call pigo itself with the tracker's settings (a 240-row grayscale frame, faces from a tenth of it,\n")
@@ -157,6 +159,60 @@ func faceDetection(verbose bool) (string, error) {
 	b.WriteString("\n")
 	b.WriteString(regionSkin(c, frames))
 	return b.String(), nil
+}
+
+// wayUp measures how the tracker reads which way up a face is: on every
+// frame with a labelled face, as it is and turned upside down, the frames
+// where its box finds a labelled face (after two frames, the second for
+// the landmarks of a face the cascade found), and those of them whose eye
+// line it reads the way up the face is.
+func wayUp(c *face.Cascade, frames []labelled) string {
+	var b strings.Builder
+	for _, turned := range []bool{false, true} {
+		var n, found, right int
+		for _, fr := range frames {
+			if len(fr.faces) == 0 {
+				continue
+			}
+			n++
+			img, faces := fr.img, fr.faces
+			if turned {
+				img, faces = halfTurn(fr.img, fr.faces)
+			}
+			tr := face.NewTracker(c)
+			tr.Observe(img)
+			o := tr.Observe(img)
+			if !slices.ContainsFunc(faces, func(want image.Rectangle) bool { return o.Face && matches(o.Box, want) }) {
+				continue
+			}
+			found++
+			if upright := math.Abs(o.Roll) < math.Pi/2; upright != turned {
+				right++
+			}
+		}
+		way := "upright"
+		if turned {
+			way = "upside down"
+		}
+		fmt.Fprintf(&b, "The same frames %s: the tracker finds the face in %d of %d and reads %d of those the right way up.\n", way, found, n, right)
+	}
+	return b.String()
+}
+
+// halfTurn turns a frame and its labelled faces upside down.
+func halfTurn(m *image.RGBA, faces []image.Rectangle) (*image.RGBA, []image.Rectangle) {
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	out := image.NewRGBA(m.Rect)
+	for y := range h {
+		for x := range w {
+			out.SetRGBA(w-1-x, h-1-y, m.RGBAAt(x, y))
+		}
+	}
+	var turned []image.Rectangle
+	for _, f := range faces {
+		turned = append(turned, image.Rect(w-f.Max.X, h-f.Max.Y, w-f.Min.X, h-f.Min.Y))
+	}
+	return out, turned
 }
 
 // regionSkin measures where the regions of interest land: on each
