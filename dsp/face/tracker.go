@@ -236,7 +236,7 @@ func (t *Tracker) search(f frame) {
 	// Read the landmarks on the next frame, around the face just found,
 	// both ways up: the cascade finds some faces upside down.
 	t.sinceBlaze = t.blazeGap
-	t.oriented = false
+	t.oriented, t.flip = false, false
 }
 
 // acquire places a new box.
@@ -274,9 +274,9 @@ func (t *Tracker) detect(f frame, g window, minSize, maxSize int, step, minScore
 
 // recheck confirms the tracked face and pulls the box towards it: the
 // cascade first (on a face the right way up), as it costs a fraction of a
-// millisecond, and BlazeFace when the cascade misses: at once when the cascade saw the face before
-// (the head may have turned, or left), else when its gap is up or a
-// re-check already missed.
+// millisecond, and BlazeFace when the cascade misses: at once when the
+// cascade saw the face before (the head may have turned, or left), else
+// when its gap is up or a re-check already missed.
 func (t *Tracker) recheck(f frame) {
 	t.sinceDetect = 0
 	// The cascade knows upright faces only: on a face upside down it
