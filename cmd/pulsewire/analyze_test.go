@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -93,6 +94,21 @@ func TestAnalyzeVideo(t *testing.T) {
 		if !strings.Contains(progress, want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}
+	}
+
+	// The same video turned upside down (a phone held the other way) reads
+	// the same heart rate.
+	turned := filepath.Join(t.TempDir(), "turned.mp4")
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-i", path, "-vf", "hflip,vflip",
+		"-c:v", "libx264", "-crf", "18", turned).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, out)
+	}
+	r, _, err = analyze(t, turned, "-variables", "hr", "-quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr := r.mean(t, "hr"); math.Abs(hr-truth.HeartRate) > 5 {
+		t.Errorf("upside down: hr %.1f, truth %.1f", hr, truth.HeartRate)
 	}
 }
 
