@@ -19,16 +19,13 @@ const (
 	// (CONFORMITY_FACE_PRESENCE). Short losses are bridged by interpolation;
 	// longer ones leave too little pulse.
 	MinFacePresence = 0.8
-	// MinFaceFraction: a face under 15% of the frame height
-	// (CONFORMITY_FACE_SIZE) gives few skin pixels, whose mean colour
-	// rarely rises above camera noise and compression. It explains a
-	// missing pulse; a clear one is answered all the same (onlyFaint).
+	// MinFaceFraction: the face must be at least 15% of the frame height
+	// (CONFORMITY_FACE_SIZE). Smaller faces give too few skin pixels for
+	// their mean colour to rise above camera noise and compression.
 	MinFaceFraction = 0.15
 	// MinSkinLuma and MaxSkinLuma bound the median luma of the skin, 0-255
 	// (CONFORMITY_POOR_LIGHT): below 35 the 0.1-1% pulse is a fraction of
-	// one quantisation level per pixel (which, like a small face, explains
-	// a missing pulse but refuses no clear one); above 240 the channels
-	// clip.
+	// one quantisation level per pixel; above 240 the channels clip.
 	MinSkinLuma = 35.0
 	MaxSkinLuma = 240.0
 	// MaxFaceSpeed: the median speed of the face, in face heights per
@@ -153,30 +150,22 @@ func (q captureQuality) codes() []Code {
 	return cs
 }
 
-// onlyFaint reports whether every fault codes found only makes a pulse
-// faint: a face too dark or too small. Both bury a pulse in noise (too few
-// quantisation levels, too few skin pixels) but put none on the skin, so,
-// unlike motion, flicker, clipping or a face lost, they do not make a pulse
-// found through them suspect: the decision already weighs the noise, and
-// its levels were set on the noise of small, dim patches of real skin.
-func (q captureQuality) onlyFaint(codes []Code) bool {
-	for _, c := range codes {
-		if c != ConformityFaceSize && (c != ConformityPoorLight || q.luma >= MinSkinLuma) {
-			return false
-		}
-	}
-	return len(codes) > 0
+// onlyDark reports whether the one fault codes found is a face too dark:
+// darkness buries a pulse in quantisation noise but puts none on the skin,
+// so, unlike motion, flicker or a face lost or too small, it does not make
+// a pulse found through it suspect. The decision already weighs the noise.
+func (q captureQuality) onlyDark(codes []Code) bool {
+	return len(codes) == 1 && codes[0] == ConformityPoorLight && q.luma < MinSkinLuma
 }
 
 // explain returns the outcome of a pulse analysis that ended with err on a
 // capture with quality q. A capture fault explains a missing pulse better
 // than the absence itself, and a pulse measured through one is not
-// trusted, unless the faults only make it faint: refusing a clear pulse
-// there would refuse dark skin in ordinary light first, and a person
-// sitting back from a clear camera.
+// trusted, unless the fault is only a dark face: refusing a clear pulse
+// there would refuse dark skin in ordinary light first.
 func (q captureQuality) explain(err Code) Code {
 	codes := q.codes()
-	if len(codes) > 0 && (err == ConformityMissingSignal || err == "" && !q.onlyFaint(codes)) {
+	if len(codes) > 0 && (err == ConformityMissingSignal || err == "" && !q.onlyDark(codes)) {
 		return codes[0]
 	}
 	return err

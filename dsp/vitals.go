@@ -91,10 +91,9 @@ func (s *Stream) Vitals() Vitals {
 
 	pa := s.analyze(lastS - VitalsWindow.Seconds())
 	q := assess(s.recs[s.recordAt(lastS-guidanceWindow.Seconds()):])
-	// A face only too dark or too small whose pulse reads clearly needs no
-	// advice: the measure will answer, and more light or moving closer is
-	// then a chore, not a fix.
-	if codes := q.codes(); pa.err != "" || !q.onlyFaint(codes) {
+	// A face only too dark whose pulse reads clearly needs no advice: the
+	// measure will answer, and more light is then a chore, not a fix.
+	if codes := q.codes(); pa.err != "" || !q.onlyDark(codes) {
 		for _, c := range codes {
 			v.Guidance = append(v.Guidance, Guidance{c, guidanceText[c]})
 		}
