@@ -281,7 +281,13 @@ func (f frame) sampleRGB(dst []float32, s *blazeState, x0, y0, side int) {
 // at least minScore, largest first, in s.whole.
 func (c *Cascade) wholeFrame(f frame, s *blazeState, minScore float32) []blazeFace {
 	side := max(f.w, f.h)
-	s.whole = append(s.whole[:0], c.detectBlaze(f, s, (f.w-side)/2, (f.h-side)/2, side, minScore, false)...)
+	return c.candidates(f, s, (f.w-side)/2, (f.h-side)/2, side, minScore)
+}
+
+// candidates returns the faces detectBlaze finds in a square of the frame,
+// in s.whole, where a closer look at each does not overwrite them.
+func (c *Cascade) candidates(f frame, s *blazeState, x0, y0, side int, minScore float32) []blazeFace {
+	s.whole = append(s.whole[:0], c.detectBlaze(f, s, x0, y0, side, minScore, false)...)
 	return s.whole
 }
 

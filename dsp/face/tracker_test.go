@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -623,3 +624,62 @@ func TestTrackerPacesBlazeFace(t *testing.T) {
 		})
 	}
 }
+
+// TestTrackerFindsSmallFace: a face under a tenth of the frame's height,
+// off centre and tilted by 30 degrees, is missed by the cascade and is a
+// dozen pixels in BlazeFace's view of the whole frame; a sweep of the
+// tiles finds it.
+func TestTrackerFindsSmallFace(t *testing.T) {
+	frame := turned(scene(t, 640, 480, image.Pt(400, 260), 5), 30)
+	tr := NewTracker(cascade(t))
+	sweep := searchEvery * blazeSearchEvery * (len(must(tiles(640, 480))) + 1) / (blazeSearchEvery - 1)
+	for i := range sweep {
+		o := tr.Observe(frame)
+		if !o.Face {
+			continue
+		}
+		// The photo shrunk five times spans (400, 260) to (464, 340); turned
+		// about the frame's centre, its middle lies near (387, 348).
+		cx, cy := float64(o.Box.Min.X+o.Box.Max.X)/2, float64(o.Box.Min.Y+o.Box.Max.Y)/2
+		if math.Hypot(cx-387, cy-348) > 30 || o.FaceFraction > 0.1 {
+			t.Fatalf("frame %d: face at (%.0f, %.0f), %.0f%% of the height", i, cx, cy, 100*o.FaceFraction)
+		}
+		return
+	}
+	t.Fatalf("no face found in %d frames", sweep)
+}
+
+// TestTiles: the tiles lie in the frame, centre first, and every square of
+// half a tile's side lies whole in one of them.
+func TestTiles(t *testing.T) {
+	for _, tc := range []struct{ w, h, side, n int }{{640, 480, 240, 15}, {480, 360, 180, 15}, {1280, 720, 360, 21}, {720, 1280, 360, 21}, {160, 120, 0, 0}} {
+		side, corners := tiles(tc.w, tc.h)
+		if side != tc.side || len(corners) != tc.n {
+			t.Errorf("%dx%d: %d tiles of %d, want %d of %d", tc.w, tc.h, len(corners), side, tc.n, tc.side)
+			continue
+		}
+		if tc.n == 0 {
+			continue
+		}
+		frame := image.Rect(0, 0, tc.w, tc.h)
+		if c := corners[0].Add(image.Pt(side/2, side/2)); math.Hypot(float64(2*c.X-tc.w), float64(2*c.Y-tc.h)) > float64(side)/2 {
+			t.Errorf("%dx%d: first tile centred at %v", tc.w, tc.h, c)
+		}
+		for _, p := range corners {
+			if !image.Rect(p.X, p.Y, p.X+side, p.Y+side).In(frame) {
+				t.Errorf("%dx%d: tile at %v leaves the frame", tc.w, tc.h, p)
+			}
+		}
+		for y := 0; y+side/2 <= tc.h; y += 7 {
+			for x := 0; x+side/2 <= tc.w; x += 7 {
+				sq := image.Rect(x, y, x+side/2, y+side/2)
+				if !slices.ContainsFunc(corners, func(p image.Point) bool { return sq.In(image.Rect(p.X, p.Y, p.X+side, p.Y+side)) }) {
+					t.Fatalf("%dx%d: %v lies whole in no tile", tc.w, tc.h, sq)
+				}
+			}
+		}
+	}
+}
+
+// must returns the second of two results.
+func must[A, B any](_ A, b B) B { return b }
