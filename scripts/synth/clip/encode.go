@@ -94,8 +94,14 @@ func (e Encoding) encoderArgs() ([]string, string, error) {
 // maxrate/bufsize pair), encodes every frame as it comes (x264's
 // zerolatency: no B-frames, no frame threads, no look-ahead) with a fast
 // search (preset veryfast), and uses the constrained baseline profile of
-// WebRTC and of most hardware encoders. VP9 gets libvpx's real-time mode
-// at the same rate, in its constant bit rate mode as WebRTC runs it.
+// WebRTC and of most hardware encoders. It runs on one thread: x264's
+// zerolatency threads cut each frame into one slice per thread and share
+// the rate buffer among them in whatever order they finish, so the same
+// clip came out different from run to run and from machine to machine
+// (the webcam set answered 11 clips of 24 from one encoding and 8 from
+// another); libvpx's threads did the same. One slice a frame is also what
+// WebRTC's encoders send at 640x480. VP9 gets libvpx's real-time mode at
+// the same rate, in its constant bit rate mode as WebRTC runs it.
 // Keyframes come at the encoders' own defaults unless KeyFrameEvery says.
 func (e Encoding) rateArgs() ([]string, string, error) {
 	if e.BitrateKbps < 50 || e.BitrateKbps > 50000 {
@@ -105,7 +111,7 @@ func (e Encoding) rateArgs() ([]string, string, error) {
 	budget := []string{"-b:v", rate, "-maxrate", rate, "-bufsize", rate}
 	switch e.Format {
 	case "mp4", "mov", "avi":
-		args := append([]string{"-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency",
+		args := append([]string{"-c:v", "libx264", "-threads", "1", "-preset", "veryfast", "-tune", "zerolatency",
 			"-profile:v", "baseline", "-pix_fmt", "yuv420p"}, budget...)
 		if e.Format != "avi" {
 			args = append(args, "-movflags", "+faststart")
@@ -114,8 +120,8 @@ func (e Encoding) rateArgs() ([]string, string, error) {
 	case "webm":
 		// Without a floor (minrate) libvpx leaves its constant bit rate
 		// mode and overshoots twofold on noisy video.
-		return append([]string{"-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8",
-			"-row-mt", "1", "-pix_fmt", "yuv420p", "-minrate", rate}, budget...), "vp9", nil
+		return append([]string{"-c:v", "libvpx-vp9", "-threads", "1", "-deadline", "realtime", "-cpu-used", "8",
+			"-pix_fmt", "yuv420p", "-minrate", rate}, budget...), "vp9", nil
 	case "y4m":
 		return nil, "", errors.New("y4m is raw video: no bit rate")
 	}
@@ -153,7 +159,9 @@ func (c *Clip) Encode(ctx context.Context, path string, e Encoding) (Truth, erro
 		}
 	}
 	args = append(args, codec...)
-	args = append(args, "-y", path)
+	// bitexact: no random identifiers and no encoder version in the
+	// container, so the same clip is the same file.
+	args = append(args, "-fflags", "+bitexact", "-y", path)
 
 	cmd := exec.CommandContext(ctx, "ffmpeg", args...)
 	stdin, err := cmd.StdinPipe()
