@@ -11,19 +11,34 @@ import (
 	"github.com/pulsewire/pulsewire/scripts/synth/clip"
 )
 
-// webcamClips scores the webcam set (clip.WebcamPresets: 24 clips of 45-65
-// s made to look like webcam recordings of a person at a computer), or with
-// fresh its held-out half (clip.FreshWebcamPresets: the same conditions,
-// other people), through the batch path, like the benchmark set, with its
-// pulse multiplied by strength, and returns the usual table and one that
-// breaks heart rate down by condition. Clips already in dir are reused;
-// without dir they go to a temporary folder.
-func webcamClips(dir string, fresh bool, strength float64, verbose bool) (*table, *conditionTable, error) {
-	base, title := clip.WebcamPresets(), "Webcam-like synthetic clips"
-	if fresh {
-		base, title = clip.FreshWebcamPresets(), "Webcam-like synthetic clips, fresh seeds"
-	}
-	presets := strongerPulse(base, strength)
+// webcamSet is one of the webcam set's parts.
+type webcamSet struct {
+	presets func() []clip.Preset
+	title   string
+	notes   []string // what sets the part apart, under the set's own notes
+}
+
+// webcamSets are the parts of make accuracy that score the webcam set:
+// the set (clip.WebcamPresets: 24 clips of 45-65 s made to look like
+// webcam recordings of a person at a computer), its held-out half and the
+// set transcoded.
+var webcamSets = map[string]webcamSet{
+	"webcam": {clip.WebcamPresets, "Webcam-like synthetic clips", nil},
+	"webcam-fresh": {clip.FreshWebcamPresets, "Webcam-like synthetic clips, fresh seeds", []string{
+		"Fresh seeds: the same conditions with other people (seeds, rates, pulse strengths, face sizes, sway),",
+		"none of them looked at while the method was built: the set's held-out half."}},
+	"webcam-transcoded": {clip.TranscodedWebcamPresets, "Webcam-like synthetic clips, transcoded", []string{
+		"Transcoded: the same clips as files made after the recording, every one H.264 at its bit rate as ffmpeg's",
+		"x264 reaches it by default (B-frames, look-ahead, an average rate), not by a real-time encoder."}},
+}
+
+// webcamClips scores a part of the webcam set through the batch path, like
+// the benchmark set, with its pulse multiplied by strength, and returns the
+// usual table and one that breaks heart rate down by condition. Clips
+// already in dir are reused; without dir they go to a temporary folder.
+func webcamClips(dir string, set webcamSet, strength float64, verbose bool) (*table, *conditionTable, error) {
+	title := set.title
+	presets := strongerPulse(set.presets(), strength)
 	clips, err := encodedClips(dir, presets, true)
 	if err != nil {
 		return nil, nil, err
@@ -42,10 +57,7 @@ func webcamClips(dir string, fresh bool, strength float64, verbose bool) (*table
 		"hr 62-122 bpm, half rising by 10-30 bpm and a few falling; head bowed 0-25°; glasses; fringe; light to dark skin;",
 		pulse+" on light skin (less on darker); office to dark rooms lit partly by the screen; exposure and white balance steps; shot noise; drift).",
 		"Reference: the generator's ground truth (hr from the mean RR interval over the clip). docs/synthetic-data.md explains the model.")
-	if fresh {
-		t.notes = append(t.notes, "Fresh seeds: the same conditions with other people (seeds, rates, pulse strengths, face sizes, sway),",
-			"none of them looked at while the method was built: the set's held-out half.")
-	}
+	t.notes = append(t.notes, set.notes...)
 	for i, c := range clips {
 		t.units++
 		hr, _ := t.add(c.result, dsp.HR, c.truth.HeartRate)

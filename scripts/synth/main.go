@@ -17,7 +17,7 @@
 // the key-frame set: 8 people of 40 s, each with three key-frame
 // intervals; several minutes each on two cores):
 //
-//	go run ./scripts/synth -presets [-set benchmark|webcam|keyframes] [-out scripts/out/synth] [-workers 2]
+//	go run ./scripts/synth -presets [-set benchmark|webcam|webcam-transcoded|keyframes] [-out scripts/out/synth] [-workers 2]
 //	go run ./scripts/synth -list [-set webcam]
 package main
 
@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		out     = fs.String("o", "", "write one clip to this file; its extension picks the format (mp4, mov, avi, webm, y4m)")
 		presets = fs.Bool("presets", false, "write a set of presets (-set) into -out")
 		list    = fs.Bool("list", false, "list a set of presets (-set)")
-		set     = fs.String("set", "benchmark", "preset set: benchmark (48 clips of 30 s), webcam (24 webcam-like clips of 45-65 s), webcam-fresh (the webcam set's conditions with new people) or keyframes (8 people, 3 key-frame intervals)")
+		set     = fs.String("set", "benchmark", "preset set: benchmark (48 clips of 30 s), webcam (24 webcam-like clips of 45-65 s), webcam-fresh (the webcam set's conditions with new people), webcam-transcoded (the webcam set as files transcoded after recording) or keyframes (8 people, 3 key-frame intervals)")
 		preset  = fs.String("preset", "", "with -o: write this preset (a name from -list) instead of a clip made of the flags")
 		dir     = fs.String("out", filepath.Join("scripts", "out", "synth"), "folder for -presets")
 		workers = fs.Int("workers", runtime.NumCPU(), "clips encoded at once with -presets")
@@ -62,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		crf     = fs.Int("crf", 20, "H.264 constant rate factor (VP9 gets crf+4)")
 		bitrate = fs.Int("bitrate", 0, "encode at this bit rate, kbit/s, as a webcam's real-time encoder does (instead of -crf)")
 		keys    = fs.Int("keyframe-every", 0, "a key frame every n frames whatever the picture (12: OpenCV's video writer; 0: the encoder chooses)")
+		transc  = fs.Bool("transcoded", false, "with -bitrate: reach it as a file transcoded after recording does (x264's default preset at an average rate; H.264 only) instead of a real-time encoder")
 		skin    = fs.String("skin", "", "skin tone: light (the photo's own), medium, brown or dark (sets -melanin)")
 		c       clip.Config
 	)
@@ -93,10 +94,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sets := map[string]func() []clip.Preset{"benchmark": clip.Presets, "webcam": clip.WebcamPresets,
-		"webcam-fresh": clip.FreshWebcamPresets, "keyframes": clip.KeyFramePresets}
+		"webcam-fresh": clip.FreshWebcamPresets, "webcam-transcoded": clip.TranscodedWebcamPresets, "keyframes": clip.KeyFramePresets}
 	makeSet, ok := sets[*set]
 	if !ok {
-		return fmt.Errorf("-set %q: want benchmark, webcam, webcam-fresh or keyframes", *set)
+		return fmt.Errorf("-set %q: want benchmark, webcam, webcam-fresh, webcam-transcoded or keyframes", *set)
 	}
 	switch {
 	case *list:
@@ -118,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("give -o FILE, -presets or -list")
 	}
 	format := strings.TrimPrefix(filepath.Ext(*out), ".")
-	enc := clip.Encoding{Format: format, CRF: *crf, BitrateKbps: *bitrate, KeyFrameEvery: *keys}
+	enc := clip.Encoding{Format: format, CRF: *crf, BitrateKbps: *bitrate, KeyFrameEvery: *keys, Transcoded: *transc}
 	if *preset != "" {
 		p, err := findPreset(*preset, sets)
 		if err != nil {

@@ -260,11 +260,14 @@ type Truth struct {
 	BitrateKbps int `json:"bitrateKbps,omitempty"`
 	// KeyFrameEvery is the fixed key-frame interval in frames, 0 when the
 	// encoder chose.
-	KeyFrameEvery int     `json:"keyFrameEvery,omitempty"`
-	Width         int     `json:"width"`
-	Height        int     `json:"height"`
-	FPS           float64 `json:"fps"` // nominal
-	Frames        int     `json:"frames"`
+	KeyFrameEvery int `json:"keyFrameEvery,omitempty"`
+	// Transcoded: the bit rate was reached as by a file made afterwards
+	// (Encoding.Transcoded), not by a real-time encoder.
+	Transcoded bool    `json:"transcoded,omitempty"`
+	Width      int     `json:"width"`
+	Height     int     `json:"height"`
+	FPS        float64 `json:"fps"` // nominal
+	Frames     int     `json:"frames"`
 	// Seconds is the clip's length.
 	Seconds float64 `json:"seconds"`
 	Seed    uint64  `json:"seed"`

@@ -221,6 +221,7 @@ func TestEncode(t *testing.T) {
 		{"mp4 at 150 kbps", Config{}, Encoding{Format: "mp4", BitrateKbps: 150}},
 		{"webm at 150 kbps", Config{}, Encoding{Format: "webm", BitrateKbps: 150}},
 		{"avi at 150 kbps", Config{}, Encoding{Format: "avi", BitrateKbps: 150}},
+		{"mp4 transcoded at 150 kbps", Config{}, Encoding{Format: "mp4", BitrateKbps: 150, Transcoded: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -240,7 +241,8 @@ func TestEncode(t *testing.T) {
 			if err != nil || saved.Frames != truth.Frames || saved.HeartRate != truth.HeartRate || saved.Format != tc.enc.Format {
 				t.Fatalf("truth file %+v (%v), want %+v", saved, err, truth)
 			}
-			if saved.BitrateKbps != tc.enc.BitrateKbps || (saved.CRF == 0) != (tc.enc.BitrateKbps > 0 || tc.enc.Format == "y4m") {
+			if saved.BitrateKbps != tc.enc.BitrateKbps || (saved.CRF == 0) != (tc.enc.BitrateKbps > 0 || tc.enc.Format == "y4m") ||
+				saved.Transcoded != tc.enc.Transcoded {
 				t.Fatalf("truth says crf %d, %d kbit/s for %+v", saved.CRF, saved.BitrateKbps, tc.enc)
 			}
 			var times []time.Duration
@@ -272,7 +274,8 @@ func TestEncodeRefuses(t *testing.T) {
 	dir := t.TempDir()
 	for _, e := range []Encoding{{Format: "avi"}, {Format: "y4m"}, {Format: "gif"}, {Format: "mp4", CRF: 60},
 		{Format: "mp4", BitrateKbps: 49}, {Format: "mp4", BitrateKbps: 50001}, {Format: "gif", BitrateKbps: 200},
-		{Format: "mp4", KeyFrameEvery: -1}, {Format: "mp4", KeyFrameEvery: 1001}, {Format: "y4m", KeyFrameEvery: 12}} {
+		{Format: "mp4", KeyFrameEvery: -1}, {Format: "mp4", KeyFrameEvery: 1001}, {Format: "y4m", KeyFrameEvery: 12},
+		{Format: "mp4", Transcoded: true}, {Format: "webm", BitrateKbps: 200, Transcoded: true}} {
 		path := filepath.Join(dir, "x."+e.Format)
 		if _, err := c.Encode(context.Background(), path, e); err == nil {
 			t.Errorf("%+v: no error", e)
@@ -334,8 +337,13 @@ func TestEncodeKeyFrames(t *testing.T) {
 // rate, as a webcam's encoder does: a noisy, moving face at 640x480 would
 // take many times more at constant quality.
 func TestEncodeBitrate(t *testing.T) {
-	for _, format := range []string{"mp4", "webm"} {
-		t.Run(format, func(t *testing.T) {
+	for _, enc := range []Encoding{{Format: "mp4"}, {Format: "webm"}, {Format: "mp4", Transcoded: true}} {
+		enc.BitrateKbps = 150
+		name := enc.Format
+		if enc.Transcoded {
+			name += " transcoded"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c, err := New(Config{Width: 640, Height: 480, Seconds: 8, Seed: 3, Drift: 0.02, ShotNoise: true, AutoExposure: 0.03})
 			if err != nil {
@@ -343,8 +351,8 @@ func TestEncodeBitrate(t *testing.T) {
 			}
 			var sums [2][sha256.Size]byte
 			for i := range sums {
-				path := filepath.Join(t.TempDir(), "rate."+format)
-				if _, err := c.Encode(context.Background(), path, Encoding{Format: format, BitrateKbps: 150}); err != nil {
+				path := filepath.Join(t.TempDir(), "rate."+enc.Format)
+				if _, err := c.Encode(context.Background(), path, enc); err != nil {
 					t.Fatal(err)
 				}
 				b, err := os.ReadFile(path)

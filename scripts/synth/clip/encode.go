@@ -35,6 +35,12 @@ type Encoding struct {
 	// encoder, which puts one at a change of scene and otherwise seldom
 	// (every 250 frames for x264). y4m refuses it.
 	KeyFrameEvery int
+	// Transcoded reaches BitrateKbps the way a file made from a recording
+	// afterwards does, not the way a camera or a call encodes as it films:
+	// x264 at its default preset and an average bit rate (ffmpeg -b:v),
+	// free to look ahead, to use B-frames and to spend bits unevenly over
+	// the seconds. H.264 formats only.
+	Transcoded bool
 }
 
 // Formats lists the formats Encode writes.
@@ -69,6 +75,9 @@ func (e Encoding) encoderArgs() ([]string, string, error) {
 	}
 	if e.BitrateKbps != 0 {
 		return e.rateArgs()
+	}
+	if e.Transcoded {
+		return nil, "", errors.New("transcoded: needs a bit rate")
 	}
 	// x264's default preset, medium: the faster presets skip so many
 	// blocks of a near-static face that a 0.6% pulse is gone already at
@@ -113,11 +122,19 @@ func (e Encoding) rateArgs() ([]string, string, error) {
 	case "mp4", "mov", "avi":
 		args := append([]string{"-c:v", "libx264", "-threads", "1", "-preset", "veryfast", "-tune", "zerolatency",
 			"-profile:v", "baseline", "-pix_fmt", "yuv420p"}, budget...)
+		if e.Transcoded {
+			// On one thread too: x264's frame threads would make each
+			// run's file differ as its slices did.
+			args = []string{"-c:v", "libx264", "-threads", "1", "-preset", "medium", "-pix_fmt", "yuv420p", "-b:v", rate}
+		}
 		if e.Format != "avi" {
 			args = append(args, "-movflags", "+faststart")
 		}
 		return args, "h264", nil
 	case "webm":
+		if e.Transcoded {
+			return nil, "", errors.New("transcoded: H.264 formats only")
+		}
 		// Without a floor (minrate) libvpx leaves its constant bit rate
 		// mode and overshoots twofold on noisy video.
 		return append([]string{"-c:v", "libvpx-vp9", "-threads", "1", "-deadline", "realtime", "-cpu-used", "8",
@@ -192,7 +209,7 @@ func (c *Clip) Encode(ctx context.Context, path string, e Encoding) (Truth, erro
 	}
 	t := c.Truth()
 	t.File, t.Format, t.Codec = filepath.Base(path), e.Format, codecName
-	t.KeyFrameEvery = e.KeyFrameEvery
+	t.KeyFrameEvery, t.Transcoded = e.KeyFrameEvery, e.Transcoded
 	switch {
 	case e.BitrateKbps > 0:
 		t.BitrateKbps = e.BitrateKbps

@@ -111,3 +111,18 @@ func webcamPresets(prefix string, offset int, seed uint64) []Preset {
 	}
 	return ps
 }
+
+// TranscodedWebcamPresets is the webcam set as files transcoded after the
+// recording: the same clips, every one H.264 (.mp4) at its bit rate as
+// ffmpeg's x264 reaches it by default (Encoding.Transcoded), named with
+// "-transcoded". Such an encoder spends bits where a real-time one cannot
+// (B-frames, look-ahead, seconds of slack), and more of the pulse
+// survives the same bit rate.
+func TranscodedWebcamPresets() []Preset {
+	ps := WebcamPresets()
+	for i := range ps {
+		ps[i].Encoding = Encoding{Format: "mp4", BitrateKbps: ps[i].Encoding.BitrateKbps, Transcoded: true}
+		ps[i].Name += "-transcoded"
+	}
+	return ps
+}

@@ -34,6 +34,25 @@ func TestFreshWebcamPresets(t *testing.T) {
 	}
 }
 
+// TestTranscodedWebcamPresets: the transcoded set is the webcam set, every
+// clip H.264 at its own bit rate, transcoded, under a name of its own.
+func TestTranscodedWebcamPresets(t *testing.T) {
+	old, ps := WebcamPresets(), TranscodedWebcamPresets()
+	if len(ps) != len(old) {
+		t.Fatalf("%d transcoded presets, want %d", len(ps), len(old))
+	}
+	for i, p := range ps {
+		o := old[i]
+		want := Encoding{Format: "mp4", BitrateKbps: o.Encoding.BitrateKbps, Transcoded: true}
+		if p.Config != o.Config || p.Encoding != want || p.Name != o.Name+"-transcoded" {
+			t.Errorf("%s (%+v): not %s transcoded", p.Name, p.Encoding, o.Name)
+		}
+	}
+	if WebcamPresets()[0].Encoding.Transcoded {
+		t.Error("the transcoded set changed the webcam set")
+	}
+}
+
 func checkWebcamSet(t *testing.T, ps []Preset) {
 	t.Helper()
 	if len(ps) < 24 {
