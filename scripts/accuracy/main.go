@@ -5,7 +5,7 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-keyframes DIR] [-recordings DIR] [-only real|skin|synth|fresh|raw|webcam|webcam-fresh|webcam-transcoded|keyframes|faces|recordings] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-keyframes DIR] [-recordings DIR] [-only real|skin|synth|fresh|raw|webcam|webcam-fresh|webcam-transcoded|webcam-fresh-transcoded|keyframes|faces|recordings] [-v]
 //
 // With -recordings it also scores a folder of one's own videos and signals
 // against the reference values its reference.csv lists (referencesFile).
@@ -26,10 +26,10 @@ import (
 func main() {
 	data := flag.String("data", "../shared/data", "folder of the real recordings")
 	synthDir := flag.String("synth", "", "folder of the generated benchmark clips (default: generate into a temporary folder)")
-	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips, all three sets (default: generate into a temporary folder)")
+	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips, all four sets (default: generate into a temporary folder)")
 	keyFrameDir := flag.String("keyframes", "", "folder of the generated key-frame clips (default: generate into a temporary folder)")
 	recordingsDir := flag.String("recordings", "", "folder of your own videos and signals (.json files as the signal routes take them), listed with their reference values in its "+referencesFile+" (columns file, hr in bpm, and optionally br per minute, rmssd in ms, group)")
-	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), webcam-fresh (the same conditions, other people), webcam-transcoded (the webcam set as files transcoded after recording), keyframes (key frames at fixed intervals), faces (face detection on labelled photos) or recordings (your own videos and signals, -recordings)")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), webcam-fresh (the same conditions, other people), webcam-transcoded and webcam-fresh-transcoded (those two as files transcoded after recording), keyframes (key frames at fixed intervals), faces (face detection on labelled photos) or recordings (your own videos and signals, -recordings)")
 	webcamPulse := flag.String("webcam-pulse", "1,3", "strengths of the webcam set's pulse, comma-separated multiples of its own (1: as weak as the real face-skin clips; 3: transcoded, about as readable as real webcam video of whole faces at those bit rates)")
 	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
@@ -74,7 +74,7 @@ func main() {
 		t, err := syntheticRaw(*verbose)
 		report(err, t)
 	}
-	for _, part := range []string{"webcam", "webcam-fresh", "webcam-transcoded"} {
+	for _, part := range []string{"webcam", "webcam-fresh", "webcam-transcoded", "webcam-fresh-transcoded"} {
 		if *only != "" && *only != part {
 			continue
 		}

@@ -20,17 +20,25 @@ type webcamSet struct {
 
 // webcamSets are the parts of make accuracy that score the webcam set:
 // the set (clip.WebcamPresets: 24 clips of 45-65 s made to look like
-// webcam recordings of a person at a computer), its held-out half and the
-// set transcoded.
+// webcam recordings of a person at a computer), its held-out half, and
+// both transcoded (clip.Transcoded).
 var webcamSets = map[string]webcamSet{
-	"webcam": {clip.WebcamPresets, "Webcam-like synthetic clips", nil},
-	"webcam-fresh": {clip.FreshWebcamPresets, "Webcam-like synthetic clips, fresh seeds", []string{
-		"Fresh seeds: the same conditions with other people (seeds, rates, pulse strengths, face sizes, sway),",
-		"none of them looked at while the method was built: the set's held-out half."}},
-	"webcam-transcoded": {clip.TranscodedWebcamPresets, "Webcam-like synthetic clips, transcoded", []string{
-		"Transcoded: the same clips as files made after the recording, every one H.264 at its bit rate as ffmpeg's",
-		"x264 reaches it by default (B-frames, look-ahead, an average rate), not by a real-time encoder."}},
+	"webcam":       {clip.WebcamPresets, "Webcam-like synthetic clips", nil},
+	"webcam-fresh": {clip.FreshWebcamPresets, "Webcam-like synthetic clips, fresh seeds", freshNotes},
+	"webcam-transcoded": {func() []clip.Preset { return clip.Transcoded(clip.WebcamPresets()) },
+		"Webcam-like synthetic clips, transcoded", transcodedNotes},
+	"webcam-fresh-transcoded": {func() []clip.Preset { return clip.Transcoded(clip.FreshWebcamPresets()) },
+		"Webcam-like synthetic clips, fresh seeds, transcoded", append(slices.Clone(freshNotes), transcodedNotes...)},
 }
+
+var (
+	freshNotes = []string{
+		"Fresh seeds: the same conditions with other people (seeds, rates, pulse strengths, face sizes, sway),",
+		"none of them looked at while the method was built: the set's held-out half."}
+	transcodedNotes = []string{
+		"Transcoded: the same clips as files made after the recording, every one H.264 at its bit rate as ffmpeg's",
+		"x264 reaches it by default (B-frames, look-ahead, an average rate), not by a real-time encoder."}
+)
 
 // webcamClips scores a part of the webcam set through the batch path, like
 // the benchmark set, with its pulse multiplied by strength, and returns the

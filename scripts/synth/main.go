@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		out     = fs.String("o", "", "write one clip to this file; its extension picks the format (mp4, mov, avi, webm, y4m)")
 		presets = fs.Bool("presets", false, "write a set of presets (-set) into -out")
 		list    = fs.Bool("list", false, "list a set of presets (-set)")
-		set     = fs.String("set", "benchmark", "preset set: benchmark (48 clips of 30 s), webcam (24 webcam-like clips of 45-65 s), webcam-fresh (the webcam set's conditions with new people), webcam-transcoded (the webcam set as files transcoded after recording) or keyframes (8 people, 3 key-frame intervals)")
+		set     = fs.String("set", "benchmark", "preset set: benchmark (48 clips of 30 s), webcam (24 webcam-like clips of 45-65 s), webcam-fresh (the webcam set's conditions with new people), webcam-transcoded and webcam-fresh-transcoded (those as files transcoded after recording) or keyframes (8 people, 3 key-frame intervals)")
 		preset  = fs.String("preset", "", "with -o: write this preset (a name from -list) instead of a clip made of the flags")
 		dir     = fs.String("out", filepath.Join("scripts", "out", "synth"), "folder for -presets")
 		workers = fs.Int("workers", runtime.NumCPU(), "clips encoded at once with -presets")
@@ -94,10 +94,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sets := map[string]func() []clip.Preset{"benchmark": clip.Presets, "webcam": clip.WebcamPresets,
-		"webcam-fresh": clip.FreshWebcamPresets, "webcam-transcoded": clip.TranscodedWebcamPresets, "keyframes": clip.KeyFramePresets}
+		"webcam-fresh": clip.FreshWebcamPresets, "keyframes": clip.KeyFramePresets,
+		"webcam-transcoded":       func() []clip.Preset { return clip.Transcoded(clip.WebcamPresets()) },
+		"webcam-fresh-transcoded": func() []clip.Preset { return clip.Transcoded(clip.FreshWebcamPresets()) }}
 	makeSet, ok := sets[*set]
 	if !ok {
-		return fmt.Errorf("-set %q: want benchmark, webcam, webcam-fresh, webcam-transcoded or keyframes", *set)
+		return fmt.Errorf("-set %q: want benchmark, webcam, webcam-fresh, webcam-transcoded, webcam-fresh-transcoded or keyframes", *set)
 	}
 	switch {
 	case *list:

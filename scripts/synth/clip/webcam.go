@@ -3,6 +3,7 @@ package clip
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // SkinTone names a melanosome volume fraction of the epidermis (tone.go).
@@ -112,14 +113,14 @@ func webcamPresets(prefix string, offset int, seed uint64) []Preset {
 	return ps
 }
 
-// TranscodedWebcamPresets is the webcam set as files transcoded after the
-// recording: the same clips, every one H.264 (.mp4) at its bit rate as
+// Transcoded returns rate-controlled presets as files transcoded after the
+// recording: the same clips, every one H.264 (.mp4) at its own bit rate as
 // ffmpeg's x264 reaches it by default (Encoding.Transcoded), named with
 // "-transcoded". Such an encoder spends bits where a real-time one cannot
 // (B-frames, look-ahead, seconds of slack), and more of the pulse
-// survives the same bit rate.
-func TranscodedWebcamPresets() []Preset {
-	ps := WebcamPresets()
+// survives the same bit rate. The presets given are left as they are.
+func Transcoded(presets []Preset) []Preset {
+	ps := slices.Clone(presets)
 	for i := range ps {
 		ps[i].Encoding = Encoding{Format: "mp4", BitrateKbps: ps[i].Encoding.BitrateKbps, Transcoded: true}
 		ps[i].Name += "-transcoded"

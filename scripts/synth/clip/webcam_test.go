@@ -1,6 +1,9 @@
 package clip
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestWebcamPresets checks that the webcam set and its fresh half span the
 // conditions they are for, in every value, and that their clips are valid.
@@ -34,22 +37,25 @@ func TestFreshWebcamPresets(t *testing.T) {
 	}
 }
 
-// TestTranscodedWebcamPresets: the transcoded set is the webcam set, every
-// clip H.264 at its own bit rate, transcoded, under a name of its own.
-func TestTranscodedWebcamPresets(t *testing.T) {
-	old, ps := WebcamPresets(), TranscodedWebcamPresets()
-	if len(ps) != len(old) {
-		t.Fatalf("%d transcoded presets, want %d", len(ps), len(old))
-	}
-	for i, p := range ps {
-		o := old[i]
-		want := Encoding{Format: "mp4", BitrateKbps: o.Encoding.BitrateKbps, Transcoded: true}
-		if p.Config != o.Config || p.Encoding != want || p.Name != o.Name+"-transcoded" {
-			t.Errorf("%s (%+v): not %s transcoded", p.Name, p.Encoding, o.Name)
+// TestTranscoded: the transcoded sets are the webcam sets, every clip H.264
+// at its own bit rate, transcoded, under a name of its own.
+func TestTranscoded(t *testing.T) {
+	for _, makeSet := range []func() []Preset{WebcamPresets, FreshWebcamPresets} {
+		old := makeSet()
+		ps := Transcoded(old)
+		if len(ps) != len(old) {
+			t.Fatalf("%d transcoded presets, want %d", len(ps), len(old))
 		}
-	}
-	if WebcamPresets()[0].Encoding.Transcoded {
-		t.Error("the transcoded set changed the webcam set")
+		for i, p := range ps {
+			o := old[i]
+			want := Encoding{Format: "mp4", BitrateKbps: o.Encoding.BitrateKbps, Transcoded: true}
+			if p.Config != o.Config || p.Encoding != want || p.Name != o.Name+"-transcoded" {
+				t.Errorf("%s (%+v): not %s transcoded", p.Name, p.Encoding, o.Name)
+			}
+			if o.Encoding.Transcoded || strings.HasSuffix(o.Name, "-transcoded") {
+				t.Errorf("%s: transcoding changed the set it was given", o.Name)
+			}
+		}
 	}
 }
 
