@@ -59,10 +59,14 @@ func printCurve(w io.Writer, title string, outs []outcome) {
 // camera and compression noise; no piece may be answered) and generated
 // noise, camera and contact, at 15, 30 and 60 fps. It returns the real
 // pieces' outcomes by length, each against its clip's oximeter.
-func decisionNoise(w io.Writer, clips []skinClip) map[float64][]outcome {
+func decisionNoise(w io.Writer, clips []skinClip, every float64) map[float64][]outcome {
 	real := map[float64][]outcome{}
 	fmt.Fprintf(w, "\n## The decision: evidence of captures without a readable pulse\n\n")
-	fmt.Fprintln(w, "Real: the face-skin clips cut into consecutive pieces of each length. Generated: white noise plus a random")
+	cut := "consecutive pieces of each length"
+	if every > 0 {
+		cut = fmt.Sprintf("pieces of each length, one starting every %g s (overlapping)", every)
+	}
+	fmt.Fprintf(w, "Real: the face-skin clips cut into %s. Generated: white noise plus a random\n", cut)
 	fmt.Fprintln(w, "walk (camera: three channels at 120, 110, 90 levels; contact: one), 15, 30 and 60 fps, 40 of each.")
 	fmt.Fprintln(w, "Levels: what dsp.AnswerLevels requires at that length. Answered: pieces that got a heart rate anyway (false answers).")
 	fmt.Fprintln(w, "Own pulse: real pieces whose tracked rate is within 5 bpm of their clip's oximeter, among those with a confidence")
@@ -83,7 +87,7 @@ func decisionNoise(w io.Writer, clips []skinClip) map[float64][]outcome {
 			}
 		}
 		for _, c := range unique {
-			for _, p := range pieces(c.trace, L) {
+			for _, p := range pieces(c.trace, L, every) {
 				res := dsp.AnalyzeTrace(p, dsp.Inputs{Variables: []string{dsp.HR}})
 				count(res)
 				real[L] = append(real[L], outcomeOf(c.name, c.ref, res))
@@ -156,11 +160,11 @@ func generatedNoise(seed uint64, fps, seconds float64) (dsp.Trace, dsp.PPG) {
 // pieces of the real skin clips (noise of a real camera on real skin, and
 // their own weak pulse) with a real fingertip pulse of known rate added at
 // a known strength (fingers: uw-phone-oximetry, oximeter reference).
-func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip) map[[2]float64][]outcome {
+func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip, sig [3]float64) map[[2]float64][]outcome {
 	outs := map[[2]float64][]outcome{} // by length and strength
 	fmt.Fprintf(w, "\n## Semi-synthetic: real skin noise with a real fingertip pulse added\n\n")
 	fmt.Fprintln(w, "Pieces of the face-skin clips (their noise and their own weak pulse) with a fingertip pulse of known rate")
-	fmt.Fprintln(w, "(uw-phone-oximetry, band-passed, with the skin's colour signature) added at the relative strength given")
+	fmt.Fprintf(w, "(uw-phone-oximetry, band-passed, with the colour signature R %.2f, G 1, B %.2f) added at the relative strength given\n", sig[0], sig[2])
 	fmt.Fprintln(w, "(standard deviation of green); reference: the oximeters over the same seconds. MAE and the shares within")
 	fmt.Fprintln(w, "5 bpm and more than 10 off are of the answered pieces; tracked within 5 bpm is of all pieces, answered or")
 	fmt.Fprintln(w, "not: how often the analysis follows the pulse, whatever the decision; plain POS, how often the textbook")
@@ -175,7 +179,7 @@ func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip) map[[2]fl
 			var sum float64
 			k := 0
 			for _, c := range unique {
-				for _, p := range pieces(c.trace, L) {
+				for _, p := range pieces(c.trace, L, 0) {
 					f := fingers[k%len(fingers)]
 					off := 30 + float64((k*97)%max(1, int(f.seconds()-L-60)))
 					k++
@@ -183,7 +187,7 @@ func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip) map[[2]fl
 					if math.IsNaN(ref) {
 						continue
 					}
-					tr := withPulse(p, f.wave, f.rateHz, off, amp)
+					tr := withPulse(p, f.wave, f.rateHz, off, amp, sig)
 					res := dsp.AnalyzeTrace(tr, dsp.Inputs{Variables: []string{dsp.HR}})
 					outs[[2]float64{L, amp}] = append(outs[[2]float64{L, amp}], outcomeOf(c.name, ref, res))
 					n++

@@ -44,7 +44,7 @@ func TestSemiSynthetic(t *testing.T) {
 		tracked, plain string
 	}{{72, "100%", "100%"}, {92, "0%", "0%"}} {
 		var b strings.Builder
-		outs := semiSynthetic(&b, finger(c.ref), clips)
+		outs := semiSynthetic(&b, finger(c.ref), clips, defaultSignature)
 		for _, o := range outs[[2]float64{30, 0.008}] {
 			if o.ref != c.ref || (math.Abs(o.tracked-72) > 2) {
 				t.Errorf("a 30 s piece with a 72 bpm pulse: outcome %+v, want the reference %.0f and the pulse tracked", o, c.ref)

@@ -5,7 +5,7 @@
 // square error and Pearson's r against the reference, and how often each
 // error code came back.
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-keyframes DIR] [-recordings DIR] [-only real|skin|synth|fresh|raw|webcam|webcam-fresh|webcam-transcoded|webcam-fresh-transcoded|keyframes|faces|recordings] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-noise-every S] [-pulse-signature R,B] [-keyframes DIR] [-recordings DIR] [-only real|skin|synth|fresh|raw|webcam|webcam-fresh|webcam-transcoded|webcam-fresh-transcoded|keyframes|faces|recordings] [-v]
 //
 // With -recordings it also scores a folder of one's own videos and signals
 // against the reference values its reference.csv lists (referencesFile).
@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -35,10 +36,21 @@ func main() {
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
 	verbose := flag.Bool("v", false, "print every window or clip")
 	decisionPicture := flag.String("decision-picture", "", "with the skin part, also draw the share of real face-skin pieces answered at each confidence level, with and without a real pulse, into this SVG file (docs/figures/decision.svg)")
+	noiseEvery := flag.Float64("noise-every", 0, "with the skin part, start a piece of real noise for the decision's table every so many seconds, the pieces overlapping (0: end to end): a denser sample for comparing false answers")
+	signature := flag.String("pulse-signature", "", "with the skin part, the added pulse's red and blue change as shares of its green, comma-separated (default: the skin's blood-volume signature, 0.43,0.69)")
 	regionsPicture := flag.String("regions-picture", "", "with the faces part, also draw where the regions of interest fall on six faces into this JPEG file (docs/figures/regions.jpg)")
 	flag.Parse()
 	if *only == "recordings" && *recordingsDir == "" {
 		fmt.Fprintln(os.Stderr, "accuracy:", errNoRecordings)
+		os.Exit(2)
+	}
+	sig, err := parseSignature(*signature)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "accuracy: -pulse-signature %q: %v\n", *signature, err)
+		os.Exit(2)
+	}
+	if !(*noiseEvery >= 0) {
+		fmt.Fprintf(os.Stderr, "accuracy: -noise-every %g: want 0 or more seconds\n", *noiseEvery)
 		os.Exit(2)
 	}
 	var failed bool
@@ -60,7 +72,7 @@ func main() {
 		}
 	}
 	if *only == "" || *only == "skin" {
-		report(realSkin(os.Stdout, *data, *verbose, *decisionPicture))
+		report(realSkin(os.Stdout, *data, skinOptions{verbose: *verbose, picture: *decisionPicture, noiseEvery: *noiseEvery, signature: sig}))
 	}
 	if *only == "" || *only == "synth" {
 		t, err := syntheticEncoded(*synthDir, *verbose)
@@ -109,4 +121,25 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// parseSignature reads -pulse-signature: "R,B", the red and blue change of
+// the added pulse as shares of its green; "" is defaultSignature.
+func parseSignature(v string) ([3]float64, error) {
+	if v == "" {
+		return defaultSignature, nil
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) != 2 {
+		return [3]float64{}, fmt.Errorf("want two numbers, red and blue")
+	}
+	sig := [3]float64{0, 1, 0}
+	for i, k := range []int{0, 2} {
+		x, err := strconv.ParseFloat(strings.TrimSpace(parts[i]), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return [3]float64{}, fmt.Errorf("%q is not a positive number", parts[i])
+		}
+		sig[k] = x
+	}
+	return sig, nil
 }

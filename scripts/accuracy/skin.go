@@ -110,15 +110,33 @@ func meanColours(path string, fps float64) (dsp.Trace, error) {
 	return tr, nil
 }
 
+// skinOptions are the choices of the skin part beyond the data folder.
+type skinOptions struct {
+	verbose bool
+	picture string // the decision figure's file, or "" for none
+	// noiseEvery starts a real noise piece of the decision table every so
+	// many seconds, the pieces overlapping: a denser sample of real noise
+	// for comparing false answers. 0 cuts them end to end.
+	noiseEvery float64
+	// signature is the added pulse's change in R, G and B relative to
+	// green's (defaultSignature unless set).
+	signature [3]float64
+}
+
+// defaultSignature is the skin's blood-volume signature in normalised RGB
+// (de Haan & van Leest, Physiol. Meas. 35(9), 2014: 0.33, 0.77, 0.53),
+// relative to green.
+var defaultSignature = [3]float64{0.33 / 0.77, 1, 0.53 / 0.77}
+
 // realSkin runs the evaluations on the real face-skin clips: hr per site
 // with its answered-share curve, the semi-synthetic sensitivity and the
 // decision's noise levels.
-func realSkin(w io.Writer, data string, verbose bool, picture string) error {
+func realSkin(w io.Writer, data string, o skinOptions) error {
 	clips, err := loadSkinClips(data)
 	if err != nil {
 		return err
 	}
-	tables := skinTraces(clips, verbose)
+	tables := skinTraces(clips, o.verbose)
 	for _, t := range tables {
 		t.print(w)
 	}
@@ -126,9 +144,9 @@ func realSkin(w io.Writer, data string, verbose bool, picture string) error {
 	if err != nil {
 		return err
 	}
-	pulses := semiSynthetic(w, fingers, clips)
-	noise := decisionNoise(w, clips)
-	if picture == "" {
+	pulses := semiSynthetic(w, fingers, clips, o.signature)
+	noise := decisionNoise(w, clips, o.noiseEvery)
+	if o.picture == "" {
 		return nil
 	}
 	pulses30 := map[float64][]outcome{}
@@ -137,7 +155,7 @@ func realSkin(w io.Writer, data string, verbose bool, picture string) error {
 			pulses30[k[1]] = outs
 		}
 	}
-	return decisionFigure(picture, noise[30], pulses30)
+	return decisionFigure(o.picture, noise[30], pulses30)
 }
 
 // outcome is one measure of an evaluation: the reference, what the track
@@ -209,27 +227,39 @@ func readStrings(path, name string) ([]string, error) {
 	return cols[0], nil
 }
 
-// pieces cuts a trace into consecutive pieces of the given length.
-func pieces(tr dsp.Trace, seconds float64) []dsp.Trace {
+// pieces cuts a trace into pieces of the given length, one starting every
+// `every` seconds (overlapping when every is shorter than the length), or
+// end to end when every is 0.
+func pieces(tr dsp.Trace, seconds, every float64) []dsp.Trace {
+	if every <= 0 {
+		every = seconds
+	}
+	ts := tr.TimestampsMs
 	var out []dsp.Trace
-	from := 0
-	for i, t := range tr.TimestampsMs {
-		if t-tr.TimestampsMs[from] >= seconds*1000 {
-			out = append(out, dsp.Trace{TimestampsMs: tr.TimestampsMs[from:i], R: tr.R[from:i], G: tr.G[from:i], B: tr.B[from:i]})
-			from = i
+	for from := 0; from < len(ts); {
+		end := from
+		for end < len(ts) && ts[end]-ts[from] < seconds*1000 {
+			end++
 		}
+		if end == len(ts) {
+			break // too short for a whole piece
+		}
+		out = append(out, dsp.Trace{TimestampsMs: ts[from:end], R: tr.R[from:end], G: tr.G[from:end], B: tr.B[from:end]})
+		next := from + 1
+		for next < len(ts) && ts[next]-ts[from] < every*1000 {
+			next++
+		}
+		from = next
 	}
 	return out
 }
 
 // withPulse returns a copy of a camera trace with a contact pulse added: the
 // fingertip wave p (band-passed, unit standard deviation, sampled at
-// rateHz from offS on) at relative standard deviation amp on green, with
-// the skin's blood-volume signature across the channels (de Haan & van
-// Leest, Physiol. Meas. 35(9), 2014: 0.33, 0.77, 0.53).
-func withPulse(tr dsp.Trace, p []float64, rateHz, offS, amp float64) dsp.Trace {
+// rateHz from offS on) at relative standard deviation amp on green, and
+// in each channel in proportion to sig, the pulse's colour signature.
+func withPulse(tr dsp.Trace, p []float64, rateHz, offS, amp float64, sig [3]float64) dsp.Trace {
 	out := dsp.Trace{TimestampsMs: tr.TimestampsMs, R: slices.Clone(tr.R), G: slices.Clone(tr.G), B: slices.Clone(tr.B)}
-	sig := [3]float64{0.33 / 0.77, 1, 0.53 / 0.77}
 	t0 := tr.TimestampsMs[0]
 	for i, t := range tr.TimestampsMs {
 		x := (offS + (t-t0)/1000) * rateHz
