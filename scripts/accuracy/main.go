@@ -37,7 +37,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every window or clip")
 	decisionPicture := flag.String("decision-picture", "", "with the skin part, also draw the share of real face-skin pieces answered at each confidence level, with and without a real pulse, into this SVG file (docs/figures/decision.svg)")
 	noiseEvery := flag.Float64("noise-every", 0, "with the skin part, start a piece of real noise for the decision's table every so many seconds, the pieces overlapping (0: end to end): a denser sample for comparing false answers")
-	signature := flag.String("pulse-signature", "", "with the skin part, the added pulse's red and blue change as shares of its green, comma-separated (default: the skin's blood-volume signature, 0.43,0.69)")
+	signature := flag.String("pulse-signature", "", "the pulse's red and blue change as shares of its green, comma-separated, for the skin part's added pulse and the webcam parts' generated faces (default: the skin's blood-volume signature, 0.43,0.69)")
 	regionsPicture := flag.String("regions-picture", "", "with the faces part, also draw where the regions of interest fall on six faces into this JPEG file (docs/figures/regions.jpg)")
 	flag.Parse()
 	if *only == "recordings" && *recordingsDir == "" {
@@ -86,6 +86,10 @@ func main() {
 		t, err := syntheticRaw(*verbose)
 		report(err, t)
 	}
+	var webcamSig *[3]float64 // the webcam set's own signatures unless one is given
+	if *signature != "" {
+		webcamSig = &sig
+	}
 	for _, part := range []string{"webcam", "webcam-fresh", "webcam-transcoded", "webcam-fresh-transcoded"} {
 		if *only != "" && *only != part {
 			continue
@@ -96,7 +100,7 @@ func main() {
 				fmt.Fprintf(os.Stderr, "accuracy: -webcam-pulse %q: want positive numbers\n", *webcamPulse)
 				os.Exit(2)
 			}
-			t, ct, err := webcamClips(*webcamDir, webcamSets[part], strength, *verbose)
+			t, ct, err := webcamClips(*webcamDir, webcamSets[part], strength, webcamSig, *verbose)
 			report(err, t, ct)
 		}
 	}

@@ -41,12 +41,13 @@ var (
 )
 
 // webcamClips scores a part of the webcam set through the batch path, like
-// the benchmark set, with its pulse multiplied by strength, and returns the
-// usual table and one that breaks heart rate down by condition. Clips
-// already in dir are reused; without dir they go to a temporary folder.
-func webcamClips(dir string, set webcamSet, strength float64, verbose bool) (*table, *conditionTable, error) {
+// the benchmark set, with its pulse multiplied by strength and, unless sig
+// is nil, of colour signature sig, and returns the usual table and one
+// that breaks heart rate down by condition. Clips already in dir are
+// reused; without dir they go to a temporary folder.
+func webcamClips(dir string, set webcamSet, strength float64, sig *[3]float64, verbose bool) (*table, *conditionTable, error) {
 	title := set.title
-	presets := strongerPulse(set.presets(), strength)
+	presets := withSignature(strongerPulse(set.presets(), strength), sig)
 	clips, err := encodedClips(dir, presets, true)
 	if err != nil {
 		return nil, nil, err
@@ -58,6 +59,9 @@ func webcamClips(dir string, set webcamSet, strength float64, verbose bool) (*ta
 	pulse := fmt.Sprintf("a %.1f-%.1f%% pulse", 100*lo, 100*hi)
 	if strength != 1 {
 		title = fmt.Sprintf("%s, pulse x%g", title, strength)
+	}
+	if sig != nil {
+		title = fmt.Sprintf("%s, pulse signature R %g, G 1, B %g", title, sig[0], sig[2])
 	}
 	t := newTable(fmt.Sprintf("%s: %d generated videos, decoded and analysed by the batch path", title, len(presets)), dsp.HR, dsp.BR, dsp.HRV)
 	t.notes = append(t.notes,
@@ -94,6 +98,22 @@ func strongerPulse(presets []clip.Preset, k float64) []clip.Preset {
 	for i := range out {
 		out[i].Config.PulseAmplitude *= k
 		out[i].Name += fmt.Sprintf("-pulse%gx", k)
+	}
+	return out
+}
+
+// withSignature returns the presets with the pulse's colour signature sig
+// (red and blue as shares of green, on light skin; darker skin dilutes it
+// as usual) and a name that says so, or the presets themselves when sig
+// is nil.
+func withSignature(presets []clip.Preset, sig *[3]float64) []clip.Preset {
+	if sig == nil {
+		return presets
+	}
+	out := slices.Clone(presets)
+	for i := range out {
+		out[i].Config.PulseRed, out[i].Config.PulseBlue = sig[0], sig[2]
+		out[i].Name += fmt.Sprintf("-red%g-blue%g", sig[0], sig[2])
 	}
 	return out
 }

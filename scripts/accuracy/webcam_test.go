@@ -55,3 +55,23 @@ func TestStrongerPulse(t *testing.T) {
 		t.Error("the stronger set changed the presets it was made from")
 	}
 }
+
+func TestWithSignature(t *testing.T) {
+	presets := clip.WebcamPresets()
+	if got := withSignature(presets, nil); &got[0] != &presets[0] {
+		t.Error("no signature copied the set")
+	}
+	sig := [3]float64{0.7, 1, 0.8}
+	other := withSignature(presets, &sig)
+	for i, p := range other {
+		if p.Config.PulseRed != 0.7 || p.Config.PulseBlue != 0.8 {
+			t.Errorf("%s: signature %g, %g; want 0.7, 0.8", p.Name, p.Config.PulseRed, p.Config.PulseBlue)
+		}
+		if p.Name != presets[i].Name+"-red0.7-blue0.8" || p.Config.Seed != presets[i].Config.Seed || p.Config.PulseAmplitude != presets[i].Config.PulseAmplitude {
+			t.Errorf("%s: not the preset %s with another signature", p.Name, presets[i].Name)
+		}
+	}
+	if presets[0].Config.PulseRed != 0 || presets[0].Name == other[0].Name {
+		t.Error("the set with another signature changed the presets it was made from")
+	}
+}

@@ -74,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&c.BreathingRate, "br", clip.DefaultBreathingRate, "mean breathing rate, per minute")
 	fs.Float64Var(&c.RMSSD, "rmssd", clip.DefaultRMSSD, "RMSSD of the RR intervals, ms")
 	fs.Float64Var(&c.PulseAmplitude, "amplitude", clip.DefaultPulseAmplitude, "peak-to-peak pulse on green skin, fraction (webcams: 0.002-0.005)")
+	fs.Float64Var(&c.PulseRed, "pulse-red", 0, "the pulse's change in red as a share of green's (0: the skin's blood-volume signature, 0.43)")
+	fs.Float64Var(&c.PulseBlue, "pulse-blue", 0, "the pulse's change in blue as a share of green's (0: the skin's blood-volume signature, 0.69)")
 	fs.Float64Var(&c.Motion, "motion", 0, "head sway, face heights (0.01 small, 0.08 moving)")
 	fs.Float64Var(&c.Drift, "drift", 0, "slow random drift of the head, face heights (0.02 a person at a desk)")
 	fs.Float64Var(&c.Pitch, "pitch", 0, "head bowed, degrees (15-25 looking down at a laptop)")

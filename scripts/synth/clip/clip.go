@@ -47,6 +47,12 @@ type Config struct {
 	BreathingRate  float64 // mean, breaths per minute (15)
 	RMSSD          float64 // of the RR intervals, ms (40, a resting adult)
 	PulseAmplitude float64 // peak-to-peak relative change of green on skin (0.006)
+	// PulseRed and PulseBlue are the pulse's relative change in red and
+	// blue as shares of green's, on the photo's own skin (0: the skin's
+	// blood-volume signature, 0.43 and 0.69; scene.go). People and
+	// cameras differ in it, and the colour projections read only the
+	// part of it that is not a change of brightness.
+	PulseRed, PulseBlue float64
 
 	// Motion is the head sway amplitude in face heights (0: still; 0.02:
 	// small; 0.1: moving).
@@ -145,6 +151,8 @@ func (c Config) withDefaults() Config {
 	def(&c.BreathingRate, DefaultBreathingRate)
 	def(&c.RMSSD, DefaultRMSSD)
 	def(&c.PulseAmplitude, DefaultPulseAmplitude)
+	def(&c.PulseRed, pulseRatio[0])
+	def(&c.PulseBlue, pulseRatio[2])
 	def(&c.Brightness, 1)
 	def(&c.Noise, DefaultNoise)
 	def(&c.FaceScale, DefaultFaceScale)
@@ -183,6 +191,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("drift %v: want 0 to 0.2 face heights", c.Drift)
 	case c.ScreenLight < 0 || c.ScreenLight > 0.8:
 		return fmt.Errorf("screen light %v: want 0 to 0.8 of the face's light", c.ScreenLight)
+	case c.PulseRed < 0 || c.PulseRed > 2 || c.PulseBlue < 0 || c.PulseBlue > 2:
+		return fmt.Errorf("pulse signature red %v, blue %v: want 0 to 2 of green's change", c.PulseRed, c.PulseBlue)
 	case c.AutoExposure < 0 || c.AutoExposure > 0.2:
 		return fmt.Errorf("auto-exposure steps %v: want 0 to 0.2", c.AutoExposure)
 	}
@@ -289,6 +299,8 @@ type Truth struct {
 // Conditions repeats the capture conditions the clip was made under.
 type Conditions struct {
 	PulseAmplitude float64 `json:"pulseAmplitude"`
+	PulseRed       float64 `json:"pulseRed"`
+	PulseBlue      float64 `json:"pulseBlue"`
 	Motion         float64 `json:"motionFaceHeights"`
 	Brightness     float64 `json:"brightness"`
 	Gain           float64 `json:"cameraGain"`
@@ -323,7 +335,8 @@ func (c *Clip) Truth() Truth {
 		HRCourse:  c.phys.course(c.cfg.Seconds),
 		BeatTimes: beats,
 		Conditions: Conditions{
-			PulseAmplitude: c.cfg.PulseAmplitude, Motion: c.cfg.Motion, Brightness: c.cfg.Brightness,
+			PulseAmplitude: c.cfg.PulseAmplitude, PulseRed: c.cfg.PulseRed, PulseBlue: c.cfg.PulseBlue,
+			Motion: c.cfg.Motion, Brightness: c.cfg.Brightness,
 			Gain:      exposureGain(c.cfg.Brightness),
 			FlickerHz: c.cfg.FlickerHz, FlickerDepth: c.cfg.FlickerDepth, Noise: c.cfg.Noise,
 			FaceScale: c.cfg.FaceScale, Jitter: c.cfg.Jitter, DropEvery: c.cfg.DropEvery,

@@ -179,6 +179,62 @@ func TestPulseVisible(t *testing.T) {
 	}
 }
 
+// TestPulseSignature renders one clip with the skin's signature and with
+// another (red up, blue down): green is the same pixel for pixel, and the
+// differences the signature makes in red and blue move against each
+// other, as their shares moved; the truth says which signature it was.
+func TestPulseSignature(t *testing.T) {
+	cfg := Config{Width: 160, Height: 120, Seconds: 3, HeartRate: 90, Seed: 5, PulseAmplitude: 0.02}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.PulseRed, cfg.PulseBlue = 0.9, 0.2
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Truth().Conditions; got.PulseRed != 0.9 || got.PulseBlue != 0.2 {
+		t.Errorf("truth's signature %v, %v; want 0.9, 0.2", got.PulseRed, got.PulseBlue)
+	}
+	if got := a.Truth().Conditions; math.Abs(got.PulseRed-0.33/0.77) > 1e-12 || math.Abs(got.PulseBlue-0.53/0.77) > 1e-12 {
+		t.Errorf("default truth's signature %v, %v; want the skin's, 0.43, 0.69", got.PulseRed, got.PulseBlue)
+	}
+	ia := image.NewRGBA(image.Rect(0, 0, 160, 120))
+	ib := image.NewRGBA(image.Rect(0, 0, 160, 120))
+	var dr, db []float64 // per frame: the sum of b's red and blue less a's
+	for i := range a.Len() {
+		a.Render(i, ia)
+		b.Render(i, ib)
+		var sr, sb float64
+		for k := 0; k < len(ia.Pix); k += 4 {
+			if ia.Pix[k+1] != ib.Pix[k+1] {
+				t.Fatalf("frame %d: green differs at byte %d (%d, %d)", i, k+1, ia.Pix[k+1], ib.Pix[k+1])
+			}
+			sr += float64(ib.Pix[k]) - float64(ia.Pix[k])
+			sb += float64(ib.Pix[k+2]) - float64(ia.Pix[k+2])
+		}
+		dr, db = append(dr, sr), append(db, sb)
+	}
+	var mr, mb float64
+	for i := range dr {
+		mr, mb = mr+dr[i], mb+db[i]
+	}
+	mr, mb = mr/float64(len(dr)), mb/float64(len(db))
+	var cov, vr, vb float64
+	for i := range dr {
+		cov += (dr[i] - mr) * (db[i] - mb)
+		vr += (dr[i] - mr) * (dr[i] - mr)
+		vb += (db[i] - mb) * (db[i] - mb)
+	}
+	if vr == 0 || vb == 0 {
+		t.Fatal("the signature changed nothing in red or blue")
+	}
+	if r := cov / math.Sqrt(vr*vb); r > -0.9 {
+		t.Errorf("red's and blue's changes correlate %.2f over the frames, want about -1", r)
+	}
+}
+
 // peakBPM is the frequency, in per minute, of the largest DFT magnitude of
 // the detrended series between lo and hi per minute (0.25 bpm steps).
 func peakBPM(ts, v []float64, lo, hi float64) float64 {
@@ -393,6 +449,8 @@ func TestConfigRefuses(t *testing.T) {
 		{"negative drift", Config{Drift: -0.01}},
 		{"the screen lights more than the face", Config{ScreenLight: 0.9}},
 		{"exposure steps of a quarter", Config{AutoExposure: 0.25}},
+		{"negative red pulse", Config{PulseRed: -0.1}},
+		{"blue pulse past twice green's", Config{PulseBlue: 2.1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

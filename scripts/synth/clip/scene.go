@@ -35,11 +35,12 @@ var maskOnce = sync.OnceValue(func() *image.Gray {
 	return skinMask(photo)
 })
 
-// pulseRatio is the relative strength of the pulse in R, G and B over skin:
-// the normalised blood-volume signature of skin under white light, (0.33,
-// 0.77, 0.53) (de Haan and van Leest, "Improved motion robustness of
-// remote-PPG by using the blood volume pulse signature", Physiol. Meas.
-// 2014), divided by green's so PulseAmplitude is green's.
+// pulseRatio is the relative strength of the pulse in R, G and B over skin
+// unless a Config says otherwise: the normalised blood-volume signature of
+// skin under white light, (0.33, 0.77, 0.53) (de Haan and van Leest,
+// "Improved motion robustness of remote-PPG by using the blood volume pulse
+// signature", Physiol. Meas. 2014), divided by green's so PulseAmplitude is
+// green's.
 var pulseRatio = [3]float64{0.33 / 0.77, 1, 0.53 / 0.77}
 
 // faceHeightOfPhoto is the face's height (eyebrows to chin) as a fraction of
@@ -198,8 +199,9 @@ func (c *Clip) Render(i int, dst *image.RGBA) {
 	// Skin gain per channel: blood absorbs, so the skin darkens as the
 	// pulse rises; breathing moves the skin's brightness a little too.
 	var gain [3]float32
+	ratio := [3]float64{c.cfg.PulseRed, 1, c.cfg.PulseBlue}
 	for ch := range gain {
-		gain[ch] = float32((c.cfg.PulseAmplitude*pulseRatio[ch]*-p + c.phys.riiv*resp) * s.pulseScale[ch])
+		gain[ch] = float32((c.cfg.PulseAmplitude*ratio[ch]*-p + c.phys.riiv*resp) * s.pulseScale[ch])
 	}
 	dx, dy := c.offset(t)
 	ox, oy := float64(s.x0)+dx, float64(s.y0)+dy
