@@ -74,13 +74,14 @@ func FromRGB(r, g, b []float64, rateHz float64) Wave {
 }
 
 // FromCamera extracts the pulse from a camera trace (uniform at rateHz). It
-// computes POS and CHROM and keeps the one with the higher pulse SNR: POS is
-// the more robust to motion in Wang et al.'s benchmark, CHROM sometimes wins
-// under coloured light, and the spectrum shows which one saw the clearer
-// pulse in this recording.
+// computes the waves of Candidates and keeps the projection with the higher
+// pulse SNR (POS, and CHROM for a bare colour trace): POS is the more robust
+// to motion in Wang et al.'s benchmark, CHROM sometimes wins under coloured
+// light, and the spectrum shows which one saw the clearer pulse in this
+// recording.
 //
 // The green channel alone (Verkruysse et al., Opt. Express 16(26), 2008) is
-// the third candidate. Both projections lean on the small colour part of the
+// the last candidate. Both projections lean on the small colour part of the
 // pulse (the pulse is 95% aligned with a change of brightness in normalised
 // RGB), and video compression quantises colour much harder than brightness:
 // at H.264 CRF 22-26 the projections often see only noise where green still
@@ -92,27 +93,42 @@ func FromRGB(r, g, b []float64, rateHz float64) Wave {
 // the projections decide where the pulse is, green may only sharpen it.
 func FromCamera(c Camera, rateHz float64) Wave {
 	ws := Candidates(c, rateHz)
-	pos, chrom, green := ws[0], ws[1], ws[2]
-	w := pos
-	if chrom.SNR > pos.SNR {
-		w = chrom
-	}
-	if green.SNR > w.SNR && (len(c.Refs) > 0 || math.Abs(green.PeakHz-w.PeakHz) <= confirmHz) {
-		w = green
+	w := ws[0]
+	for _, x := range ws[1:] {
+		unconfirmed := x.Method == MethodGreen && len(c.Refs) == 0 && math.Abs(x.PeakHz-w.PeakHz) > confirmHz
+		if x.SNR > w.SNR && !unconfirmed {
+			w = x
+		}
 	}
 	return w
 }
 
-// Candidates returns the waves of a camera trace by each method, POS, CHROM
-// and green in that order, each rectified against the trace's references
-// when it has any, and all with the green trace's respiratory baseline. A
-// caller that can judge the waves better than by their spectra over the
-// whole trace (FromCamera) chooses among them itself.
+// Candidates returns the waves of a camera trace by each method, in this
+// order: POS, CHROM (for a bare colour trace only) and green, each
+// rectified against the trace's references when it has any, and all with
+// the green trace's respiratory baseline. A caller that can judge the waves
+// better than by their spectra over the whole trace (FromCamera) chooses
+// among them itself.
+//
+// A trace with references (one read from frames) gets no CHROM wave: on
+// generated video it added confident tracks of noise and nothing else.
+// Where its track was the surest on webcam-like clips it was mostly wrong,
+// locked on the slow noise of dim, darker faces at low bit rates; without
+// it such captures are tracked less surely and every answer stays (the
+// clean clips it answered, POS or green answer as well; docs/accuracy.md).
+// A bare colour trace keeps it, as a second projection that can confirm
+// green's rate: there a real pulse in real skin noise is found more often
+// with it than without.
 func Candidates(c Camera, rateHz float64) []Wave {
 	x := newExtractor(c, rateHz)
-	ws := []Wave{x.extract(MethodPOS), x.extract(MethodCHROM), x.extract(MethodGreen)}
+	methods := []Method{MethodPOS, MethodCHROM, MethodGreen}
+	if len(c.Refs) > 0 {
+		methods = []Method{MethodPOS, MethodGreen}
+	}
+	ws := make([]Wave, len(methods))
 	b := baseline(c.G, rateHz)
-	for i := range ws {
+	for i, m := range methods {
+		ws[i] = x.extract(m)
 		ws[i].Baseline = b
 	}
 	return ws

@@ -3,6 +3,7 @@ package pulse
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
@@ -55,5 +56,44 @@ func TestFromCameraReferences(t *testing.T) {
 	// case above measures the rectification.
 	if w := FromCamera(Camera{R: r, G: swayed, B: b}, fps); math.Abs(60*w.PeakHz-s.HR) <= 3 && w.Method == MethodGreen {
 		t.Errorf("the sway does not dominate green without its reference (%s at %.1f bpm)", w.Method, 60*w.PeakHz)
+	}
+}
+
+// TestCandidatesMethods: a bare colour trace is read by POS, CHROM and
+// green, none rectified; a trace with references (from frames) by POS and
+// green only.
+func TestCandidatesMethods(t *testing.T) {
+	const fps = 30.0
+	s := testsignal.Make(testsignal.Config{Seed: 2, Seconds: 12, FPS: fps, HR: 80, Noise: 0.1})
+	r, g, b, _ := grid(s, fps)
+	ref := make([]float64, len(g))
+	for i := range ref {
+		ref[i] = 100 + math.Sin(2*math.Pi*0.3*float64(i)/fps)
+	}
+	cases := []struct {
+		name string
+		refs [][]float64
+		want []Method
+	}{
+		{"bare colour trace", nil, []Method{MethodPOS, MethodCHROM, MethodGreen}},
+		{"with references", [][]float64{ref}, []Method{MethodPOS, MethodGreen}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := Candidates(Camera{R: r, G: g, B: b, Refs: tc.refs}, fps)
+			var got []Method
+			for _, w := range ws {
+				got = append(got, w.Method)
+				if tc.refs == nil && w.Rectified {
+					t.Errorf("%s rectified without references", w.Method)
+				}
+				if len(w.Pulse) != len(g) || len(w.Baseline) != len(g) {
+					t.Errorf("%s: pulse %d and baseline %d samples, want %d", w.Method, len(w.Pulse), len(w.Baseline), len(g))
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("methods %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
