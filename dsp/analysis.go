@@ -172,10 +172,10 @@ func startPulse(t []float64) pulseAnalysis {
 // for a bare colour trace, green: pulse.Candidates) and keeps the wave
 // whose track is the most confident. Judging the methods by their tracks
 // rather than by one spectrum of the whole capture keeps a rate that
-// changes during the capture from blurring the comparison. Green has no defence of its own
-// against changes of light and motion: without references to rectify it
-// against (a bare colour trace), it is kept only when one of the
-// projections tracked the same rate.
+// changes during the capture from blurring the comparison. Green has no
+// defence of its own against changes of light and motion: without
+// references to rectify it against (a bare colour trace), it is kept only
+// when one of the projections tracked the same rate.
 func chooseWave(ws []pulse.Wave, rectified bool, rateHz float64) (pulse.Wave, rateTrack) {
 	tracks := make([]rateTrack, len(ws))
 	best := -1
