@@ -25,28 +25,7 @@ func printCurve(w io.Writer, title string, outs []outcome) {
 	fmt.Fprintf(w, "\n### %s: answered share against error\n\n", title)
 	fmt.Fprintf(w, "| confidence level | answered | MAE | RMSE | within 5 bpm | more than 10 off |\n|---|---|---|---|---|---|\n")
 	row := func(label string, answered func(outcome) bool) {
-		var n, in5, off10 int
-		var sum, sq float64
-		for _, o := range outs {
-			if !answered(o) {
-				continue
-			}
-			n++
-			d := math.Abs(o.tracked - o.ref)
-			sum += d
-			sq += d * d
-			if d <= 5 {
-				in5++
-			}
-			if d > 10 {
-				off10++
-			}
-		}
-		mae, rmse := math.NaN(), math.NaN()
-		if n > 0 {
-			mae, rmse = sum/float64(n), math.Sqrt(sq/float64(n))
-		}
-		fmt.Fprintf(w, "| %s | %d/%d (%s) | %.2f | %.2f | %s | %s |\n", label, n, len(outs), pct(n, len(outs)), mae, rmse, pct(in5, n), pct(off10, n))
+		scoreAnswered(outs, answered).row(w, label)
 	}
 	row("the service's decision", func(o outcome) bool { return o.answered })
 	for _, c := range []float64{0, 0.5, 0.7, 0.8, 0.84, 0.9, 0.95, 0.98} {

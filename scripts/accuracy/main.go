@@ -3,7 +3,8 @@
 // made by others (../shared/data beside the repository). It prints one table
 // per data set: for hr, br and hrv the mean absolute error, the root mean
 // square error and Pearson's r against the reference, and how often each
-// error code came back.
+// error code came back; it closes with one summary of the heart rate on
+// every data set scored (summary.go).
 //
 //	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-noise-every S] [-pulse-signature R,B] [-keyframes DIR] [-recordings DIR] [-only real|skin|synth|fresh|raw|webcam|webcam-fresh|webcam-transcoded|webcam-fresh-transcoded|keyframes|faces|recordings] [-v]
 //
@@ -54,7 +55,9 @@ func main() {
 		os.Exit(2)
 	}
 	var failed bool
-	// report prints the tables of a part, or its error.
+	sum := &summary{}
+	// report prints the tables of a part, or its error, and keeps each
+	// data set's heart-rate decisions for the closing summary.
 	report := func(err error, tables ...interface{ print(io.Writer) }) {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "accuracy:", err)
@@ -63,6 +66,9 @@ func main() {
 		}
 		for _, t := range tables {
 			t.print(os.Stdout)
+			if t, ok := t.(*table); ok {
+				sum.add(t.title, t.outcomes)
+			}
 		}
 	}
 	if *only == "" || *only == "real" {
@@ -72,7 +78,7 @@ func main() {
 		}
 	}
 	if *only == "" || *only == "skin" {
-		report(realSkin(os.Stdout, *data, skinOptions{verbose: *verbose, picture: *decisionPicture, noiseEvery: *noiseEvery, signature: sig}))
+		report(realSkin(os.Stdout, *data, skinOptions{verbose: *verbose, picture: *decisionPicture, noiseEvery: *noiseEvery, signature: sig, summary: sum}))
 	}
 	if *only == "" || *only == "synth" {
 		t, err := syntheticEncoded(*synthDir, *verbose)
@@ -122,6 +128,7 @@ func main() {
 		t, ct, err := ownRecordings(*recordingsDir, *verbose)
 		report(err, t, ct)
 	}
+	sum.print(os.Stdout)
 	if failed {
 		os.Exit(1)
 	}

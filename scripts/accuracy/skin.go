@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -121,6 +122,9 @@ type skinOptions struct {
 	// signature is the added pulse's change in R, G and B relative to
 	// green's (defaultSignature unless set).
 	signature [3]float64
+	// summary, when set, receives the skin clips' and the semi-synthetic
+	// pieces' heart-rate decisions for the run's closing table.
+	summary *summary
 }
 
 // defaultSignature is the skin's blood-volume signature in normalised RGB
@@ -139,13 +143,23 @@ func realSkin(w io.Writer, data string, o skinOptions) error {
 	tables := skinTraces(clips, o.verbose)
 	for _, t := range tables {
 		t.print(w)
+		o.summary.add(t.title, t.outcomes)
 	}
 	fingers, err := loadFingertips(data)
 	if err != nil {
 		return err
 	}
 	pulses := semiSynthetic(w, fingers, clips, o.signature)
+	byLengthAndStrength := func(a, b [2]float64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) }
+	for _, k := range slices.SortedFunc(maps.Keys(pulses), byLengthAndStrength) {
+		o.summary.add(fmt.Sprintf("Semi-synthetic: real skin noise with a real %.1f%% fingertip pulse, %.0f s pieces", 100*k[1], k[0]), pulses[k])
+	}
 	noise := decisionNoise(w, clips, o.noiseEvery)
+	var all []outcome
+	for _, L := range decisionLengths {
+		all = append(all, noise[L]...)
+	}
+	o.summary.addNoise(fmt.Sprintf("Real face-skin pieces of %g-%g s without an added pulse", decisionLengths[0], decisionLengths[len(decisionLengths)-1]), all)
 	if o.picture == "" {
 		return nil
 	}
