@@ -735,3 +735,52 @@ func TestToBT601(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeVideoRotated: a phone films upright but often stores its
+// frames sideways with a display matrix that turns them back (portrait
+// video on most phones). Frames come out as the viewer sees them, so the
+// face tracker gets an upright face: a clip stored 160x120 with a red left
+// half and a blue right half, its matrix turning it a quarter, decodes as
+// 120x160 with the half the matrix turns to the top there.
+func TestDecodeVideoRotated(t *testing.T) {
+	stored := makeVideo(t, "stored.mp4",
+		"-f", "lavfi", "-i", "color=c=0xc04040:size=80x120:rate=30:duration=1",
+		"-f", "lavfi", "-i", "color=c=0x4040c0:size=80x120:rate=30:duration=1",
+		"-filter_complex", "hstack", "-c:v", "libx264", "-crf", "18", "-pix_fmt", "yuv420p")
+	// The mp4 muxer writes the rotate tag as the stream's display matrix;
+	// ffprobe reads the matrix back as an angle counter-clockwise.
+	path := makeVideo(t, "rotated.mp4", "-i", stored, "-c", "copy", "-metadata:s:v:0", "rotate=90")
+	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0",
+		"-show_entries", "stream_side_data=rotation", "-of", "default=nw=1:nk=1", path).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := func(c [3]uint8) bool { return c[0] > 150 && c[2] < 100 }
+	blue := func(c [3]uint8) bool { return c[2] > 150 && c[0] < 100 }
+	wantTop, wantBottom, turn := blue, red, "counter-clockwise: the right half on top"
+	switch a := strings.TrimSpace(string(out)); a {
+	case "90":
+	case "-90":
+		wantTop, wantBottom, turn = red, blue, "clockwise: the left half on top"
+	default:
+		t.Fatalf("display matrix angle %q, want a quarter turn", a)
+	}
+	var top, bottom [3]uint8
+	info, err := DecodeVideoFile(context.Background(), path, VideoOptions{}, func(f Frame) error {
+		if f.Index == 15 {
+			b := f.Image.Bounds()
+			top = rgbAt(f.Image, b.Dx()/2, b.Dy()/8)
+			bottom = rgbAt(f.Image, b.Dx()/2, b.Dy()*7/8)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Width != 120 || info.Height != 160 {
+		t.Errorf("decoded %dx%d, want the upright 120x160", info.Width, info.Height)
+	}
+	if !wantTop(top) || !wantBottom(bottom) {
+		t.Errorf("top %v, bottom %v: want the picture turned a quarter %s", top, bottom, turn)
+	}
+}
