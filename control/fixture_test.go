@@ -157,6 +157,33 @@ func facePhoto(t *testing.T) []byte {
 	return data
 }
 
+// sideways is a JPEG as a phone stores a portrait photo: the picture of
+// jpg turned a quarter anticlockwise, with EXIF orientation 6 telling a
+// viewer to turn it back clockwise.
+func sideways(t *testing.T, jpg []byte) []byte {
+	t.Helper()
+	img, err := jpeg.Decode(bytes.NewReader(jpg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	turned := image.NewRGBA(image.Rect(0, 0, b.Dy(), b.Dx()))
+	for y := range b.Dy() {
+		for x := range b.Dx() {
+			turned.Set(y, b.Dx()-1-x, img.At(b.Min.X+x, b.Min.Y+y))
+		}
+	}
+	var out bytes.Buffer
+	if err := jpeg.Encode(&out, turned, &jpeg.Options{Quality: 92}); err != nil {
+		t.Fatal(err)
+	}
+	// APP1: "Exif", a big-endian TIFF header, one directory of one entry:
+	// tag 0x0112 (orientation), one SHORT, 6.
+	const exif = "\xFF\xE1\x00\x22Exif\x00\x00MM\x00\x2A\x00\x00\x00\x08" +
+		"\x00\x01\x01\x12\x00\x03\x00\x00\x00\x01\x00\x06\x00\x00\x00\x00\x00\x00"
+	return append(append(out.Bytes()[:2:2], exif...), out.Bytes()[2:]...)
+}
+
 // grey is a small JPEG of a plain picture, under 4 KB.
 func grey(t *testing.T, w, h int) []byte {
 	t.Helper()

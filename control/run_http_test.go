@@ -318,6 +318,7 @@ func TestImagesRun(t *testing.T) {
 		code   string // of faceBmi; "" for a value
 	}{
 		{"heic", []part{file("images", "image/heic", heicData)}, ""},
+		{"a phone photo stored on its side", []part{file("images", "image/jpeg", sideways(t, photo))}, ""},
 		{"heic declared jpeg", []part{file("images", "image/jpeg", heicData)}, "INVALID_IMAGE_TYPE"},
 		{"three images", []part{file("images", "image/jpeg", photo), file("images", "image/jpg", photo), file("images", "image/jpeg", photo)}, ""},
 		{"four images", []part{file("images", "image/jpeg", photo), file("images", "image/jpeg", photo), file("images", "image/jpeg", photo), file("images", "image/jpeg", photo)}, "EXCEEDING_MAX_IMAGE"},

@@ -71,7 +71,8 @@ var codecs = map[ImageFormat]codec{
 
 // DecodeImage decodes a JPEG, PNG, BMP, WebP or HEIC image, recognised from
 // its content. The header's dimensions are checked against the pixel limit
-// before any pixel is decoded.
+// before any pixel is decoded. A JPEG comes out turned upright as its EXIF
+// orientation says (orient.go); heif-convert turns a HEIC image itself.
 func DecodeImage(ctx context.Context, data []byte, opt ImageOptions) (image.Image, ImageFormat, error) {
 	opt = opt.withDefaults()
 	switch {
@@ -88,31 +89,53 @@ func DecodeImage(ctx context.Context, data []byte, opt ImageOptions) (image.Imag
 		img, err := decodeHEIC(ctx, data, opt)
 		return img, f, err
 	}
-	if err := checkMemory(codecs[f], data, opt.MaxMemory); err != nil {
+	turn := 1
+	if f == JPEG {
+		turn = jpegOrientation(data)
+	}
+	if err := checkMemory(codecs[f], data, opt.MaxMemory, turn != 1); err != nil {
 		return nil, f, err
 	}
 	img, err := decodeWith(codecs[f], data, opt.MaxPixels)
-	return img, f, err
+	if err != nil {
+		return nil, f, err
+	}
+	return orient(img, turn), f, nil
 }
 
 // checkMemory refuses an image whose decoding would take more than
-// maxMemory bytes, from its header alone.
-func checkMemory(c codec, data []byte, maxMemory int64) error {
+// maxMemory bytes, from its header alone; one to be turned upright holds
+// its pixels twice while it is turned.
+func checkMemory(c codec, data []byte, maxMemory int64, turned bool) error {
 	cfg, err := c.config(bytes.NewReader(data))
 	if err != nil {
 		return nil // decodeWith reports it
 	}
-	if m := imageMemory(cfg); m > maxMemory {
+	m := imageMemory(cfg)
+	if turned {
+		m += pixelMemory(cfg)
+	}
+	if m > maxMemory {
 		return fmt.Errorf("%w: %dx%d pixels take %d bytes decoded, limit %d", ErrTooManyPixels, cfg.Width, cfg.Height, m, maxMemory)
 	}
 	return nil
 }
 
 // imageMemory is what an image takes decoded, from its header: its pixels
-// in their decoded form (YCbCr counted at 4:4:4, the header does not say
-// its subsampling), plus 4 bytes a pixel for the RGBA copy the face
+// in their decoded form, plus 4 bytes a pixel for the RGBA copy the face
 // detector makes of any other form than YCbCr and RGBA.
 func imageMemory(cfg image.Config) int64 {
+	m := pixelMemory(cfg)
+	if cfg.ColorModel != color.YCbCrModel && cfg.ColorModel != color.RGBAModel {
+		m += 4 * int64(cfg.Width) * int64(cfg.Height)
+	}
+	return m
+}
+
+// pixelMemory is what an image's pixels take in their decoded form, from
+// its header (YCbCr counted at 4:4:4, the header does not say its
+// subsampling).
+func pixelMemory(cfg image.Config) int64 {
 	px := int64(cfg.Width) * int64(cfg.Height)
 	switch cfg.ColorModel {
 	case color.YCbCrModel:
@@ -120,16 +143,16 @@ func imageMemory(cfg image.Config) int64 {
 	case color.RGBAModel:
 		return 4 * px
 	case color.GrayModel, color.AlphaModel:
-		return px + 4*px
+		return px
 	case color.Gray16Model, color.Alpha16Model:
-		return 2*px + 4*px
+		return 2 * px
 	case color.RGBA64Model, color.NRGBA64Model:
-		return 8*px + 4*px
+		return 8 * px
 	}
 	if _, ok := cfg.ColorModel.(color.Palette); ok {
-		return px + 4*px
+		return px
 	}
-	return 4*px + 4*px // NRGBA, CMYK and the rest
+	return 4 * px // NRGBA, CMYK and the rest
 }
 
 // DecodeJPEG decodes one JPEG video frame, as the live session receives

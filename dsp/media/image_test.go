@@ -3,6 +3,7 @@ package media
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"image"
 	"image/color"
@@ -205,6 +206,8 @@ func FuzzDecodeImage(f *testing.F) {
 		f.Add(encoded(f, format))
 	}
 	f.Add([]byte("RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x00"))
+	// A phone's JPEG, stored on its side with an EXIF orientation.
+	f.Add(withSegments(encoded(f, JPEG), exifAPP1(binary.BigEndian, 0x0112, 3, 1, 6)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if f, ok := SniffImage(data[:min(len(data), SniffLen)]); ok && f == HEIC {
 			return

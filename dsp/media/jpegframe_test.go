@@ -206,20 +206,6 @@ func TestReducedDCT(t *testing.T) {
 	}
 }
 
-// chromaSize is the size of a YCbCr image's chroma planes.
-func chromaSize(m *image.YCbCr) (w, h int) {
-	w, h = m.Rect.Dx(), m.Rect.Dy()
-	switch m.SubsampleRatio {
-	case image.YCbCrSubsampleRatio422:
-		w = (w + 1) / 2
-	case image.YCbCrSubsampleRatio420:
-		w, h = (w+1)/2, (h+1)/2
-	case image.YCbCrSubsampleRatio440:
-		h = (h + 1) / 2
-	}
-	return w, h
-}
-
 // facelike is a 320x240 picture with smooth shading, edges and sensor
 // noise, JPEG-encoded by the standard library (4:2:0).
 func facelike(t testing.TB, quality int) []byte {
