@@ -145,10 +145,14 @@ func TestDecodeVideoColours(t *testing.T) {
 		return []string{"-f", "lavfi", "-i", "smptebars=size=" + size + ":rate=30:duration=0.2"}
 	}
 	lossless := []string{"-c:v", "libx264", "-qp", "0"}
-	// tagged stores the bars in a matrix and range and tags the video so.
-	tagged := func(space, matrix, rng, pixFmt string) []string {
+	// tagged stores the bars in a matrix and range and tags the video so,
+	// encoded losslessly by x264 unless a codec's arguments are given.
+	tagged := func(space, matrix, rng, pixFmt string, codec ...string) []string {
+		if codec == nil {
+			codec = lossless
+		}
 		return append(append(src("320x240"), "-vf", "scale=out_color_matrix="+matrix+":out_range="+rng+":flags=accurate_rnd+full_chroma_int+full_chroma_inp",
-			"-colorspace", space, "-color_range", rng, "-pix_fmt", pixFmt), lossless...)
+			"-colorspace", space, "-color_range", rng, "-pix_fmt", pixFmt), codec...)
 	}
 	// Two paths round in swscale beyond the 2 levels: full-range input,
 	// whose chroma ffmpeg 5.1 narrows to limited range a level off on
@@ -169,6 +173,9 @@ func TestDecodeVideoColours(t *testing.T) {
 		{"h264 720p scaled down", "e.mp4", append(append(src("1280x720"), "-pix_fmt", "yuv420p"), lossless...), false, 2},
 		{"h264 bt709 full range", "f.mp4", tagged("bt709", "bt709", "pc", "yuvj420p"), true, 3},
 		{"h264 bt2020 rewritten as bt601", "g.mp4", tagged("bt2020nc", "bt2020", "tv", "yuv420p"), false, 2},
+		// A phone's HDR video: HEVC, 10 bits, BT.2020, HLG.
+		{"hevc 10-bit bt2020 hlg", "p.mov", tagged("bt2020nc", "bt2020", "tv", "yuv420p10le", "-color_trc", "arib-std-b67",
+			"-color_primaries", "bt2020", "-c:v", "libx265", "-x265-params", "lossless=1:log-level=error", "-tag:v", "hvc1"), false, 2},
 		{"h264 smpte170m tagged", "h.mp4", tagged("smpte170m", "smpte170m", "tv", "yuv420p"), false, 2},
 		{"rgb qtrle", "i.mov", append(src("320x240"), "-pix_fmt", "rgb24", "-c:v", "qtrle"), false, 3},
 	}
