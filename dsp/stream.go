@@ -140,16 +140,32 @@ func (s *Stream) Result() Result {
 	if len(s.recs) == 0 {
 		return missingCaptures(&s.in)
 	}
-	pa := s.analyze(0)
+	pa := s.analyze(0, false)
 	return assemble(&pa, &s.in)
 }
 
 // analyze runs the capture checks and the pulse analysis over the frames
-// from the given time (s) on.
-func (s *Stream) analyze(fromS float64) pulseAnalysis {
-	i := s.recordAt(fromS)
+// from the given time (s) on; live says the capture is still going on.
+//
+// Frames before the face is first found and after it is last seen are
+// someone getting ready or leaving, not a capture of the face: a recording
+// started 8 s before its person sat down for 30 s was refused as a face
+// missing from a fifth of the frames. The checks and the pulse cover the
+// face's span. A span too short for a pulse is judged on all the frames
+// instead: a face seen only briefly is a face missing. A live capture's
+// last frames are the present, though: a face lost now is missing, and a
+// face found only lately has just begun its measure.
+func (s *Stream) analyze(fromS float64, live bool) pulseAnalysis {
+	recs := s.recs[s.recordAt(fromS):]
+	a, b := faceSpan(recs)
+	if live {
+		b = len(recs)
+	}
+	if b > a && (live || recs[b-1].t-recs[a].t >= MinSeconds) {
+		recs = recs[a:b]
+	}
 	j := sort.SearchFloat64s(s.t, fromS*1000)
-	q := assess(s.recs[i:])
+	q := assess(recs)
 	var pa pulseAnalysis
 	codes := q.codes()
 	switch {
@@ -171,6 +187,19 @@ func (s *Stream) analyze(fromS float64) pulseAnalysis {
 	pa.summary.Seconds = q.seconds
 	pa.summary.Conformity = pa.err
 	return pa
+}
+
+// faceSpan returns the records from the first to the last with a face as
+// recs[a:b]; a == b when none has one.
+func faceSpan(recs []frameRecord) (a, b int) {
+	b = len(recs)
+	for a < b && !recs[a].face {
+		a++
+	}
+	for b > a && !recs[b-1].face {
+		b--
+	}
+	return a, b
 }
 
 // mix is the colour of two regions together: their means weighted by their

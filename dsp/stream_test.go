@@ -441,7 +441,7 @@ func TestStreamHRVTimingNoise(t *testing.T) {
 			o.R, o.G, o.B = (fh.R+cheek.R)/2, (fh.G+cheek.G)/2, (fh.B+cheek.B)/2
 		})
 		st := streamOf(s, obs, Inputs{Variables: []string{HRV}})
-		pa := st.analyze(0)
+		pa := st.analyze(0, false)
 		raw := 1000 * pa.nn.RMSSDs
 		hrv := st.Result().Variables[HRV]
 		if hrv.Error != "" {
@@ -478,10 +478,10 @@ func TestStreamHiddenHalf(t *testing.T) {
 		}
 	})
 	st := streamOf(s, obs, Inputs{})
-	if pa := st.analyze(0); pa.err != "" || pa.noiseKnown {
+	if pa := st.analyze(0, false); pa.err != "" || pa.noiseKnown {
 		t.Errorf("whole capture: %s, noise known %v; want no split", pa.err, pa.noiseKnown)
 	}
-	if pa := st.analyze(6); pa.err != "" || !pa.noiseKnown {
+	if pa := st.analyze(6, false); pa.err != "" || !pa.noiseKnown {
 		t.Errorf("from 6 s: %s, noise known %v; want a split", pa.err, pa.noiseKnown)
 	}
 }
@@ -508,5 +508,58 @@ func TestVitalsGuidanceOnAFaintPulse(t *testing.T) {
 		if v.HR.Error != ConformityMissingSignal || len(v.Guidance) != 1 || v.Guidance[0].Code != want || v.Guidance[0].Message != guidanceText[want] {
 			t.Errorf("at %.0f s: hr %+v, guidance %+v; want %q", s.T[i]/1000, v.HR, v.Guidance, want)
 		}
+	}
+}
+
+// TestFaceSpan: frames before the face is first found and after it is last
+// seen are someone getting ready or leaving, and the capture is measured
+// over the face's span; a face lost within the span still counts as
+// missing, and a face seen too briefly is missing, unless a live capture
+// still sees it: then its measure has only just begun.
+func TestFaceSpan(t *testing.T) {
+	s := testsignal.Make(testsignal.Config{Seed: 21, Seconds: 40, HR: 76, Noise: 0.02})
+	faceWhen := func(in func(ms float64) bool) func(i, n int, o *face.Observation) {
+		return func(i, n int, o *face.Observation) { o.Face = in(s.T[i]) }
+	}
+	for _, tc := range []struct {
+		name    string
+		f       func(i, n int, o *face.Observation)
+		want    Code
+		seconds float64 // the span measured, when answered
+		live    Code    // the interim hr's code at the end, live (over the last 30 s)
+	}{
+		{"found after 8 s", faceWhen(func(ms float64) bool { return ms >= 8000 }), "", 32, ""},
+		{"gone for the last 8 s", faceWhen(func(ms float64) bool { return ms <= 32000 }), "", 32, ConformityFacePresence},
+		{"found after 6 s, gone for the last 6 s", faceWhen(func(ms float64) bool { return ms >= 6000 && ms <= 34000 }), "", 28, ""},
+		{"lost for 10 s in the middle", faceWhen(func(ms float64) bool { return ms < 15000 || ms > 25000 }), ConformityFacePresence, 0, ConformityFacePresence},
+		{"found for the last 9 s only", faceWhen(func(ms float64) bool { return ms >= 31000 }), ConformityFacePresence, 0, ConformityInitialisation},
+		{"seen for 9 s in the middle only", faceWhen(func(ms float64) bool { return ms >= 15000 && ms < 24000 }), ConformityFacePresence, 0, ConformityFacePresence},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := streamOf(s, observations(s, tc.f), Inputs{Variables: []string{HR}})
+			r := st.Result()
+			if got := code(r, HR); got != tc.want {
+				t.Fatalf("hr code %q, want %q (summary %+v)", got, tc.want, r.Summary)
+			}
+			if tc.want == "" {
+				if hr := mean(t, r, HR); math.Abs(hr-s.HR) > 1 {
+					t.Errorf("hr %.1f, truth %.1f", hr, s.HR)
+				}
+				if math.Abs(r.Summary.Seconds-tc.seconds) > 0.1 {
+					t.Errorf("measured over %.1f s, want the face's %.0f s", r.Summary.Seconds, tc.seconds)
+				}
+			}
+			v := st.Vitals()
+			if v.HR.Error != tc.live {
+				t.Errorf("live at the end: hr %+v, want %q", v.HR, tc.live)
+			}
+			if tc.live == ConformityInitialisation && (len(v.Guidance) != 1 || v.Guidance[0].Code != ConformityInitialisation) {
+				t.Errorf("live at the end, the face in view for 9 s: guidance %+v, want to keep measuring", v.Guidance)
+			}
+			obs := observations(s, tc.f)
+			if gone := !obs[len(obs)-1].Face; gone && (len(v.Guidance) == 0 || v.Guidance[0].Code != ConformityFacePresence) {
+				t.Errorf("live at the end, the face gone: guidance %+v, want to face the camera", v.Guidance)
+			}
+		})
 	}
 }

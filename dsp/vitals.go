@@ -89,7 +89,7 @@ func (s *Stream) Vitals() Vitals {
 	v.Elapsed = time.Duration(lastS * float64(time.Second))
 	v.ElapsedMs = v.Elapsed.Milliseconds()
 
-	pa := s.analyze(lastS - VitalsWindow.Seconds())
+	pa := s.analyze(lastS-VitalsWindow.Seconds(), true)
 	q := assess(s.recs[s.recordAt(lastS-guidanceWindow.Seconds()):])
 	// A face only too dark whose pulse reads clearly needs no advice: the
 	// measure will answer, and more light is then a chore, not a fix.
