@@ -152,8 +152,18 @@ func TestAdminListener(t *testing.T) {
 			t.Errorf("no %s in\n%s", want, metrics)
 		}
 	}
+	// Secrets are looked for in the names, labels and help texts, not in
+	// the sample values: a number (a memory size, a sum of seconds) can
+	// hold the digits of one by chance ("4711" failed a run so).
+	var text strings.Builder
+	for _, line := range strings.Split(metrics, "\n") {
+		if i := strings.LastIndexByte(line, ' '); i > 0 && !strings.HasPrefix(line, "#") {
+			line = line[:i]
+		}
+		text.WriteString(line + "\n")
+	}
 	for _, s := range secrets {
-		if strings.Contains(metrics, s) {
+		if strings.Contains(text.String(), s) {
 			t.Errorf("the metrics hold %q", s)
 		}
 	}
