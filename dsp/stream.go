@@ -3,6 +3,7 @@ package dsp
 import (
 	"image"
 	"iter"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -132,6 +133,15 @@ func (s *Stream) Observe(o face.Observation, at time.Duration) {
 
 // Frames is the number of frames accepted so far.
 func (s *Stream) Frames() int { return len(s.recs) }
+
+// FaceSince is the capture time, from the first frame, of the first frame
+// with a face; false while no face has been seen.
+func (s *Stream) FaceSince() (time.Duration, bool) {
+	if len(s.t) == 0 {
+		return 0, false
+	}
+	return time.Duration(math.Round(s.t[0] * float64(time.Millisecond))), true
+}
 
 // Result analyses the whole capture: the measure's variables and signal.
 // It can be called more than once; frames pushed later are included in the

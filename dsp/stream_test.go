@@ -521,6 +521,9 @@ func TestFaceSpan(t *testing.T) {
 	faceWhen := func(in func(ms float64) bool) func(i, n int, o *face.Observation) {
 		return func(i, n int, o *face.Observation) { o.Face = in(s.T[i]) }
 	}
+	if since, ok := streamOf(s, observations(s, faceWhen(func(float64) bool { return false })), Inputs{}).FaceSince(); ok {
+		t.Errorf("no face ever: face since %v", since)
+	}
 	for _, tc := range []struct {
 		name    string
 		f       func(i, n int, o *face.Observation)
@@ -536,7 +539,14 @@ func TestFaceSpan(t *testing.T) {
 		{"seen for 9 s in the middle only", faceWhen(func(ms float64) bool { return ms >= 15000 && ms < 24000 }), ConformityFacePresence, 0, ConformityFacePresence},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := streamOf(s, observations(s, tc.f), Inputs{Variables: []string{HR}})
+			obs := observations(s, tc.f)
+			st := streamOf(s, obs, Inputs{Variables: []string{HR}})
+			// A scan counts its duration from the face's arrival.
+			first := slices.IndexFunc(obs, func(o face.Observation) bool { return o.Face })
+			at := func(i int) time.Duration { return time.Duration(s.T[i] * float64(time.Millisecond)) }
+			if since, ok := st.FaceSince(); !ok || since != at(first)-at(0) {
+				t.Errorf("face since %v (%v), want %v", since, ok, at(first)-at(0))
+			}
 			r := st.Result()
 			if got := code(r, HR); got != tc.want {
 				t.Fatalf("hr code %q, want %q (summary %+v)", got, tc.want, r.Summary)
@@ -556,7 +566,6 @@ func TestFaceSpan(t *testing.T) {
 			if tc.live == ConformityInitialisation && (len(v.Guidance) != 1 || v.Guidance[0].Code != ConformityInitialisation) {
 				t.Errorf("live at the end, the face in view for 9 s: guidance %+v, want to keep measuring", v.Guidance)
 			}
-			obs := observations(s, tc.f)
 			if gone := !obs[len(obs)-1].Face; gone && (len(v.Guidance) == 0 || v.Guidance[0].Code != ConformityFacePresence) {
 				t.Errorf("live at the end, the face gone: guidance %+v, want to face the camera", v.Guidance)
 			}

@@ -73,7 +73,7 @@ func BenchmarkSessionVitals(b *testing.B) {
 			start, n := cpuTime(), 0
 			for ; b.Loop(); n++ {
 				v := st.Vitals()
-				if _, err := json.Marshal(newVitals(v, progress(Realtime, v.Elapsed, 0), 900, 0, 0)); err != nil {
+				if _, err := json.Marshal(newVitals(v, share(v.Elapsed, warmUp), 900, 0, 0)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -263,19 +263,7 @@ func TestGuidance(t *testing.T) {
 	}
 	// Then 6 s of an empty grey picture, longer than the guidance looks
 	// back.
-	var grey bytes.Buffer
-	img := image.NewGray(image.Rect(0, 0, 320, 240))
-	for i := range img.Pix {
-		img.Pix[i] = 128
-	}
-	if err := jpeg.Encode(&grey, img, nil); err != nil {
-		t.Fatal(err)
-	}
-	empty := &frames{}
-	for i := range 180 {
-		empty.jpegs = append(empty.jpegs, grey.Bytes())
-		empty.times = append(empty.times, time.Duration(i)*time.Second/30)
-	}
+	empty := greyFrames(t, 180)
 	origin := f.times[faced-1] + time.Second/30
 	e.stream(c, o.SessionID, empty, 0, len(empty.times), origin, 4, nil)
 	for v.ElapsedMs < (origin + empty.times[len(empty.times)-1]).Milliseconds() {
@@ -355,5 +343,93 @@ func TestCreditExhaustion(t *testing.T) {
 	var stored measure
 	if err := json.Unmarshal(body, &stored); err != nil || res.StatusCode != 200 || !reflect.DeepEqual(stored.Variables, m.Variables) {
 		t.Fatalf("stored measure: %d %s", res.StatusCode, body)
+	}
+}
+
+// greyFrames is n frames of an empty grey picture at 30 fps, the size of
+// faceClip's.
+func greyFrames(t *testing.T, n int) *frames {
+	t.Helper()
+	var grey bytes.Buffer
+	img := image.NewGray(image.Rect(0, 0, 320, 240))
+	for i := range img.Pix {
+		img.Pix[i] = 128
+	}
+	if err := jpeg.Encode(&grey, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	empty := &frames{}
+	for i := range n {
+		empty.jpegs = append(empty.jpegs, grey.Bytes())
+		empty.times = append(empty.times, time.Duration(i)*time.Second/30)
+	}
+	return empty
+}
+
+// TestScanLateFace: a scan counts its duration from the face's arrival.
+// A person who sits down 5 s after the camera starts is measured for the
+// whole duration (ended at the duration from the first frame, the 7 s of
+// face were refused as a face missing); a client that stops sending at its
+// own count of the duration still gets its capture measured as it is.
+func TestScanLateFace(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{ScanDuration: 12 * time.Second})
+	f := syntheticFrames(t, faceClip(84, 13))
+	late := greyFrames(t, 150)
+	for i, at := range f.times {
+		late.jpegs = append(late.jpegs, f.jpegs[i])
+		late.times = append(late.times, 5*time.Second+at)
+	}
+	scan := func(frames int) (m measureJSON, vitals []vitalsMessage) {
+		e.clock.advance(time.Second) // past the opening rate
+		value, _ := e.mint(scanOnce())
+		c := e.dial()
+		defer c.Close(websocket.StatusNormalClosure, "")
+		o := openSession(t, c, openMessage(value, Scan, nil))
+		done := make(chan struct{})
+		defer close(done)
+		go e.stream(c, o.SessionID, late, 0, frames, 0, 2, done)
+		for {
+			r, err := next(c, 30*time.Second)
+			if err != nil {
+				t.Fatalf("after %d vitals: %v", len(vitals), err)
+			}
+			switch r.Type {
+			case "vitals":
+				var v vitalsMessage
+				r.decode(t, &v)
+				vitals = append(vitals, v)
+				continue
+			case "result":
+				var result struct{ Measure measureJSON }
+				r.decode(t, &result)
+				return result.Measure, vitals
+			}
+			t.Fatalf("unexpected %s", r.raw)
+		}
+	}
+
+	m, vitals := scan(len(late.times))
+	if hr := hrOf(t, m); math.Abs(hr-f.truth.HeartRate) > 3 {
+		t.Errorf("hr %.1f bpm, truth %.1f", hr, f.truth.HeartRate)
+	}
+	for _, v := range vitals {
+		if v.ElapsedMs < 4500 && v.Progress != 0 {
+			t.Errorf("progress %v at %d ms, before the face", v.Progress, v.ElapsedMs)
+		}
+		if want := float64(v.ElapsedMs-5000) / 12000; v.ElapsedMs > 6000 && math.Abs(v.Progress-min(want, 1)) > 0.05 {
+			t.Errorf("progress %v at %d ms, want %.2f: the face came at 5 s of a 12 s scan", v.Progress, v.ElapsedMs, want)
+		}
+	}
+
+	// The client stops at 13 s: the scan is measured once the frames have
+	// stopped for a moment, over its 8 s of face, too few for a pulse.
+	m, _ = scan(13 * 30)
+	if m.Status != "ended" {
+		t.Fatalf("result %+v", m)
+	}
+	var hr dsp.Variable
+	if err := json.Unmarshal(m.Variables[dsp.HR], &hr); err != nil || hr.Error != dsp.ConformityFacePresence {
+		t.Errorf("hr %s, want a face missing from the capture", m.Variables[dsp.HR])
 	}
 }

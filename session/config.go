@@ -72,6 +72,10 @@ const (
 	// warmUp is the capture a realtime session needs before hr, br and hrv
 	// can all be reported: its progress is the fraction of it covered.
 	warmUp = 20 * time.Second
+	// scanLinger is how long a scan that covers its duration from its
+	// first frame, and waits for a late face's, goes without frames before
+	// it is measured as it is.
+	scanLinger = 2 * time.Second
 )
 
 func (c Config) withDefaults() Config {

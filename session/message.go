@@ -223,12 +223,7 @@ func newVitals(v dsp.Vitals, progress float64, received, dropped, rejected int64
 	}
 }
 
-// progress is the vitals' progress of a chain after elapsed capture time:
-// the scan's share of its duration, or the realtime warm-up's.
-func progress(c Chain, elapsed, scanDuration time.Duration) float64 {
-	whole := warmUp
-	if c == Scan {
-		whole = scanDuration
-	}
-	return min(1, max(0, float64(elapsed)/float64(whole)))
+// share is the part of whole covered, within 0-1.
+func share(covered, whole time.Duration) float64 {
+	return min(1, max(0, float64(covered)/float64(whole)))
 }

@@ -3,8 +3,12 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"testing"
 	"time"
+
+	"github.com/pulsewire/pulsewire/dsp"
+	"github.com/pulsewire/pulsewire/dsp/face"
 )
 
 func TestParseClientMessage(t *testing.T) {
@@ -91,22 +95,51 @@ func TestParseFrame(t *testing.T) {
 	}
 }
 
+// TestProgress: a scan's progress and end count its duration from the
+// face's arrival, and from the first frame when no face comes; realtime's
+// progress is its warm-up.
 func TestProgress(t *testing.T) {
+	const d = 30 * time.Second
 	for _, tc := range []struct {
+		name    string
 		chain   Chain
+		face    time.Duration // the face's arrival; -1: none
 		elapsed time.Duration
 		want    float64
+		end     time.Duration // a scan's end
 	}{
-		{Scan, 0, 0},
-		{Scan, 15 * time.Second, 0.5},
-		{Scan, 31 * time.Second, 1},
-		{Realtime, 10 * time.Second, 0.5},
-		{Realtime, time.Minute, 1},
-		{Realtime, -time.Second, 0},
+		{"a scan at its start", Scan, 0, 0, 0, d},
+		{"half a scan", Scan, 0, 15 * time.Second, 0.5, d},
+		{"a scan past its duration", Scan, 0, 31 * time.Second, 1, d},
+		{"a scan before the face", Scan, -1, 5 * time.Second, 0, d},
+		{"a scan without a face", Scan, -1, 31 * time.Second, 0, d},
+		{"a scan whose face came at 8 s", Scan, 8 * time.Second, 23 * time.Second, 0.5, 38 * time.Second},
+		{"a scan whose face came at 8 s, at 30 s", Scan, 8 * time.Second, 30 * time.Second, 22.0 / 30, 38 * time.Second},
+		{"a scan whose face came at 29 s", Scan, 29 * time.Second, 40 * time.Second, 11.0 / 30, 59 * time.Second},
+		{"realtime", Realtime, 0, 10 * time.Second, 0.5, 0},
+		{"realtime warmed up", Realtime, 0, time.Minute, 1, 0},
+		{"realtime without a face", Realtime, -1, 10 * time.Second, 0.5, 0},
 	} {
-		if got := progress(tc.chain, tc.elapsed, 30*time.Second); got != tc.want {
-			t.Errorf("%s after %v: %v, want %v", tc.chain, tc.elapsed, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			s := &session{chain: tc.chain, srv: &Server{cfg: Config{ScanDuration: d}}}
+			st := &loopState{stream: dsp.NewStream(nil, dsp.Inputs{})}
+			for at := time.Duration(0); at <= tc.elapsed; at += time.Second / 10 {
+				o := face.Observation{}
+				if tc.face >= 0 && at >= tc.face {
+					o = face.Observation{Face: true, SkinPixels: 1000, R: 150, G: 110, B: 90}
+				}
+				st.stream.Observe(o, at)
+				st.last = at
+			}
+			if got := s.progress(st); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("progress %v, want %v", got, tc.want)
+			}
+			if tc.chain == Scan {
+				if got := s.scanEnd(st); got != tc.end {
+					t.Errorf("scan ends at %v, want %v", got, tc.end)
+				}
+			}
+		})
 	}
 }
 

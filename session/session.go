@@ -145,7 +145,7 @@ func (s *session) loop() {
 		select {
 		case f := <-s.frames:
 			st.lastWall = s.srv.now()
-			if !st.ended && s.analyse(st, f) && s.chain == Scan && st.last >= s.srv.cfg.ScanDuration {
+			if !st.ended && s.analyse(st, f) && s.chain == Scan && st.last >= s.scanEnd(st) {
 				if !s.finish(st) {
 					return
 				}
@@ -249,6 +249,14 @@ func (s *session) tick(st *loopState) bool {
 			s.closePeer(st, websocket.StatusNormalClosure, "")
 			return false
 		}
+	case s.chain == Scan && !st.first && st.last >= s.srv.cfg.ScanDuration &&
+		(now.Sub(st.lastWall) >= scanLinger || !now.Before(s.deadline)):
+		// The scan waited for a face found late, but the frames stopped:
+		// a client that counts the duration from its first frame, or the
+		// session's longest life. Its capture covers the duration; it is
+		// measured as it is.
+		s.log.Info("scan ended before a late face's duration", "frames", s.received.Load())
+		return s.finish(st)
 	case now.Sub(st.lastWall) >= s.srv.cfg.IdleTimeout:
 		s.log.Info("session idle", "frames", s.received.Load())
 		s.conclude(st)
@@ -262,10 +270,38 @@ func (s *session) tick(st *loopState) bool {
 		}
 	case st.peer != nil:
 		v := st.stream.Vitals()
-		return s.push(st, newVitals(v, progress(s.chain, st.last, s.srv.cfg.ScanDuration),
+		return s.push(st, newVitals(v, s.progress(st),
 			s.received.Load(), s.dropped.Load(), st.rejected))
 	}
 	return true
+}
+
+// scanEnd is the capture time at which a scan has its measure: its
+// duration after the face was first found, so that a person who sits down
+// after the camera starts, or whose face is found only once the guidance
+// has been followed, is measured for the whole duration. When no face is
+// found within the duration, it ends then (and is refused as missing a
+// face): a scan lasts at most twice its duration.
+func (s *session) scanEnd(st *loopState) time.Duration {
+	d := s.srv.cfg.ScanDuration
+	if at, ok := st.stream.FaceSince(); ok && at < d {
+		return at + d
+	}
+	return d
+}
+
+// progress is the vitals' progress: the share of a scan's duration
+// measured since the face was found (0 before), or of the realtime
+// warm-up captured.
+func (s *session) progress(st *loopState) float64 {
+	if s.chain == Realtime {
+		return share(st.last, warmUp)
+	}
+	d := s.srv.cfg.ScanDuration
+	if _, ok := st.stream.FaceSince(); !ok {
+		return 0
+	}
+	return share(st.last-(s.scanEnd(st)-d), d)
 }
 
 // conclude ends the capture the way its chain ends when the client is

@@ -30,8 +30,11 @@ const transports = ['websocket', 'webrtc'];
 const events = ['state', 'vitals', 'result', 'calibrated', 'error'];
 
 /**
- * captureMarginMs: frames keep going this long past a scan's duration, so
- * that the server sees it covered despite the frames dropped on the way.
+ * captureMarginMs: frames keep going this long past the latest end of a
+ * scan, so that the server sees it covered despite the frames dropped on
+ * the way. A scan counts its duration from the face's arrival, which may
+ * take up to one duration (after that it ends without a face): frames go
+ * until the result comes, and at most twice the duration.
  */
 const captureMarginMs = 1000;
 
@@ -175,13 +178,13 @@ class Widget {
   }
 
   // sendFrames streams the camera over the WebSocket until the scan's
-  // duration is covered (or, in realtime, until the end).
+  // result (or, in realtime, until the end).
   sendFrames(run) {
     const video = this.view.video;
     run.sampler = new FrameSampler(video, run.stream.getVideoTracks()[0], { quality: this.options.jpegQuality || 0.85 });
     run.sampler.start(() => run.session.ready(), (captureUs, jpeg) => {
       if (run.firstUs < 0) run.firstUs = captureUs;
-      if (this.chain === 'scan' && captureUs - run.firstUs > (run.durationMs + captureMarginMs) * 1000) {
+      if (this.chain === 'scan' && captureUs - run.firstUs > (2 * run.durationMs + captureMarginMs) * 1000) {
         run.sampler.stop();
         return;
       }
