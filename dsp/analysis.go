@@ -3,6 +3,7 @@ package dsp
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/pulsewire/pulsewire/dsp/beats"
 	"github.com/pulsewire/pulsewire/dsp/pulse"
@@ -15,10 +16,13 @@ const (
 	// wave's shape and beat timing are lost (CONFORMITY_LOW_FPS). 12 fps
 	// still holds 3.6 samples per beat at 200 bpm.
 	MinFrameRateHz = 12.0
-	// MinCoverage: when fewer than 80% of the frames the median rate
-	// promises arrive, gaps from dropped frames distort the wave
-	// (CONFORMITY_LOW_FPS).
-	MinCoverage = 0.8
+	// MaxGapShare: when more than a fifth of a capture lies in gaps of
+	// GapS or longer without a frame, too little of its pulse was filmed
+	// (CONFORMITY_LOW_FPS). Frames dropped here and there cost nothing
+	// while 12 a second remain (see "Dropped frames" in dsp/README.md).
+	MaxGapShare = 0.2
+	// GapS: an interval between frames this long or longer is a gap.
+	GapS = 0.25
 	// MinSeconds: a heart rate needs 10 s of signal, one spectral window
 	// (CONFORMITY_INITIALISATION).
 	MinSeconds = 10.0
@@ -35,6 +39,7 @@ type pulseAnalysis struct {
 	err     Code // capture-quality code that stops all pulse variables
 	rateHz  float64
 	seconds float64
+	times   []float64 // the samples' times, s from 0
 	wave    pulse.Wave
 	track   rateTrack
 	// beatRateBpm is the heart rate from the NN intervals when a contact
@@ -130,12 +135,45 @@ func (pa *pulseAnalysis) heldImage(t, g []float64) bool {
 	return keyHz-2*f > confidenceHalfHz && keyHz-f <= MaxHeartRateBpm/60
 }
 
+// A beat is not timed where frames were dropped. Its time is interpolated
+// over the missing frames when it falls into the hole, and the straight line
+// the hole leaves in the trace rings through the filters into the beats
+// beside it. So a beat within beatGapMarginS of an interval between samples
+// longer than beatGapS (at 30 fps six frames or more in a row; at 15, three)
+// is Unsampled: the intervals it bounds are unknown. On a real finger PPG
+// with holes of 0.3-0.5 s every 2-3 s, HRV was 5.5-8.8 ms off (1.1 ms
+// without); with those beats left out it is refused there, too few
+// intervals being left. Shorter holes cost nothing measurable: a third of
+// the frames dropped at random left HRV as it was, and marking beats near
+// holes of 0.1 s took the beat rate of most fingertip minutes with a fifth
+// of their frames dropped (dsp/README.md, "Dropped frames").
+const (
+	beatGapS       = 0.2
+	beatGapMarginS = 0.5
+)
+
+// markUnsampled marks the beats near a gap of the capture's samples.
+func (pa *pulseAnalysis) markUnsampled() {
+	t := pa.times
+	for i := range pa.beats {
+		at := t[0] + pa.beats[i].T
+		k := max(1, sort.SearchFloat64s(t, at-beatGapMarginS))
+		for ; k < len(t) && t[k-1] <= at+beatGapMarginS; k++ {
+			if t[k]-t[k-1] > beatGapS {
+				pa.beats[i].Unsampled = true
+				break
+			}
+		}
+	}
+}
+
 // findBeats finds and times the beats of the wave along the tracked rate
 // and sorts their intervals into NN and artefacts.
 func (pa *pulseAnalysis) findBeats() {
 	period := pa.track.periodAt(len(pa.wave.Pulse), pa.rateHz)
 	pa.beats = beats.Detect(nil, pa.wave.Pulse, period, pa.rateHz)
 	beats.Align(pa.beats, pa.wave.Wide, pa.rateHz)
+	pa.markUnsampled()
 	pa.iv = beats.Intervals(pa.beats)
 	pa.nn = beats.Stats(pa.iv)
 	pa.summary.Beats = len(pa.beats)
@@ -153,13 +191,14 @@ func startPulse(t []float64) pulseAnalysis {
 	}
 	pa.seconds = t[len(t)-1] - t[0]
 	pa.summary.Seconds = pa.seconds
-	medianS := medianStep(t)
-	pa.summary.FrameRateHz = 1 / medianS
+	pa.summary.FrameRateHz = 1 / medianStep(t)
+	pa.times = t
 	switch {
 	case pa.seconds < MinSeconds:
 		pa.err = ConformityInitialisation
 	case pa.summary.FrameRateHz < MinFrameRateHz,
-		float64(len(t)-1) < MinCoverage*pa.seconds/medianS:
+		float64(len(t)-1) < MinFrameRateHz*pa.seconds,
+		gapSeconds(t, GapS) > MaxGapShare*pa.seconds:
 		pa.err = ConformityLowFPS
 	}
 	if pa.err != "" {
@@ -200,6 +239,18 @@ func confirmedBy(tr rateTrack, others []rateTrack) bool {
 		}
 	}
 	return false
+}
+
+// gapSeconds is the time t (s, increasing) spends in intervals of at least
+// gap seconds between samples.
+func gapSeconds(t []float64, gap float64) float64 {
+	var sum float64
+	for i := 1; i < len(t); i++ {
+		if d := t[i] - t[i-1]; d >= gap {
+			sum += d
+		}
+	}
+	return sum
 }
 
 // medianStep is the median interval between the successive times of t (at

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/pulsewire/pulsewire/dsp/beats"
 	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
 )
 
@@ -150,6 +151,34 @@ func TestTraceLight(t *testing.T) {
 		}
 		if r.Summary.Conformity != tc.want {
 			t.Errorf("%s: summary conformity %q, want %q", tc.name, r.Summary.Conformity, tc.want)
+		}
+	}
+}
+
+// TestMarkUnsampled: a beat within half a second of a hole between samples
+// longer than 0.2 s is not timed; frames dropped one at a time at 30 fps,
+// or a hole of 0.17 s, leave it timed.
+func TestMarkUnsampled(t *testing.T) {
+	var times []float64
+	for i := range 600 { // 20 s at 30 fps
+		at := float64(i) / 30
+		dropped := i%7 == 3 || (at > 4.98 && at < 5.12) // one frame in seven (67 ms), and 0.17 s at 5 s
+		if (at < 10 || at >= 10.3) && !dropped {
+			times = append(times, at)
+		}
+	}
+	pa := pulseAnalysis{times: times}
+	for k := range 25 {
+		pa.beats = append(pa.beats, beats.Beat{T: 0.35 + 0.8*float64(k)})
+	}
+	pa.markUnsampled()
+	for _, b := range pa.beats {
+		// The hole runs from the last frame before 10 s (9.97 s) to the
+		// first at or after 10.3 s: the beats at 9.95 and 10.75 s. The one
+		// at 5.15 s stays.
+		want := b.T+0.5 > 9.96 && b.T-0.5 < 10.3
+		if b.Unsampled != want {
+			t.Errorf("beat at %.1f s: unsampled %v, want %v", b.T, b.Unsampled, want)
 		}
 	}
 }

@@ -11,6 +11,22 @@ import (
 
 func code(r Result, name string) Code { return r.Variables[name].Error }
 
+// thin keeps the samples of s (index i, time ms) that keep says to, and its
+// last: frames dropped on the way.
+func thin(s testsignal.Signal, keep func(i int, ms float64) bool) testsignal.Signal {
+	out := testsignal.Signal{Beats: s.Beats, HR: s.HR, RMSSDms: s.RMSSDms}
+	for i := range s.T {
+		if i == len(s.T)-1 || keep(i, s.T[i]) {
+			out.T = append(out.T, s.T[i])
+			out.I = append(out.I, s.I[i])
+			out.R = append(out.R, s.R[i])
+			out.G = append(out.G, s.G[i])
+			out.B = append(out.B, s.B[i])
+		}
+	}
+	return out
+}
+
 // TestSignalCodes covers the codes a signal upload can produce, each at its
 // threshold and past it.
 func TestSignalCodes(t *testing.T) {
@@ -47,8 +63,11 @@ func TestSignalCodes(t *testing.T) {
 		{"19 s is too short for br", with(func(c *testsignal.Config) { c.Seconds = 19 }), Inputs{}, BR, ConformityInitialisation, false},
 		{"13 fps is enough", with(func(c *testsignal.Config) { c.FPS = 13 }), Inputs{}, HR, "", false},
 		{"11 fps is too few", with(func(c *testsignal.Config) { c.FPS = 11 }), Inputs{}, HR, ConformityLowFPS, false},
-		{"15% frames dropped is fine", with(func(c *testsignal.Config) { c.Drop = 0.15 }), Inputs{}, HR, "", false},
-		{"30% frames dropped", with(func(c *testsignal.Config) { c.Drop = 0.3 }), Inputs{}, HR, ConformityLowFPS, false},
+		{"30% of the frames dropped here and there is fine", with(func(c *testsignal.Config) { c.Drop = 0.3 }), Inputs{}, HR, "", false},
+		{"every 6th frame of 15 fps dropped: 12.5 fps", thin(with(func(c *testsignal.Config) { c.FPS = 15 }), func(i int, _ float64) bool { return i%6 != 5 }), Inputs{}, HR, "", false},
+		{"every 4th frame of 15 fps dropped: 11.25 fps", thin(with(func(c *testsignal.Config) { c.FPS = 15 }), func(i int, _ float64) bool { return i%4 != 3 }), Inputs{}, HR, ConformityLowFPS, false},
+		{"gaps of 1 s in 18% of the capture", thin(with(func(*testsignal.Config) {}), func(_ int, ms float64) bool { return math.Mod(ms, 5500) >= 1000 }), Inputs{}, HR, "", false},
+		{"gaps of 1 s in 22% of the capture", thin(with(func(*testsignal.Config) {}), func(_ int, ms float64) bool { return math.Mod(ms, 4500) >= 1000 }), Inputs{}, HR, ConformityLowFPS, false},
 		{"noise has no pulse", noise(900), Inputs{}, HR, ConformityMissingSignal, false},
 		{"noise has no qualityScore either", noise(900), Inputs{}, "signal", ConformityMissingSignal, false},
 		{"every tenth beat premature is rejected, not fatal", with(func(c *testsignal.Config) { c.EctopicEvery = 10 }), Inputs{}, HRV, "", false},

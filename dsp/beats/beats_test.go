@@ -102,6 +102,22 @@ func TestIntervalsRejectArtefacts(t *testing.T) {
 	}
 }
 
+// TestIntervalsUnsampled: the two intervals around a beat that fell where
+// frames were dropped are unknown: neither NN nor counted among all.
+func TestIntervalsUnsampled(t *testing.T) {
+	bs := beatsAt(0, 0.8, 1.6, 2.4, 3.2, 4.0, 4.8, 5.6, 6.4)
+	bs[4].Unsampled = true
+	iv := Intervals(bs)
+	for i, v := range iv {
+		if unknown := i == 3 || i == 4; v.Unsampled != unknown || v.NN == unknown {
+			t.Errorf("interval %d: unsampled %v, NN %v", i, v.Unsampled, v.NN)
+		}
+	}
+	if st := Stats(iv); st.Count != 6 || st.Total != 6 {
+		t.Errorf("stats %+v, want 6 NN of 6 known", st)
+	}
+}
+
 func TestRMSSD(t *testing.T) {
 	// Intervals 0.80 0.85 0.80 0.85 ...: every successive difference 50
 	// ms. (Built as NN directly: a strict alternation of intervals is the

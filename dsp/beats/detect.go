@@ -33,6 +33,10 @@ type Beat struct {
 	// samples the filters' start and end transients distort, and it is not
 	// trusted.
 	Edge bool
+	// Unsampled is set on a beat whose time falls where the capture has no
+	// samples (dropped frames): its time was interpolated, not measured,
+	// and it is not trusted.
+	Unsampled bool
 }
 
 // Amplitude is the height of the beat above its foot.

@@ -30,6 +30,9 @@ type Interval struct {
 	// within LocalDeviation of the median of its neighbours, and between two
 	// beats that look like beats (trusted).
 	NN bool
+	// Unsampled is true when a beat that bounds it is Unsampled: the
+	// interval is unknown, neither NN nor an artefact.
+	Unsampled bool
 }
 
 // Intervals returns the intervals between consecutive beats with artefact
@@ -43,7 +46,7 @@ func Intervals(beats []Beat) []Interval {
 	}
 	out := make([]Interval, len(beats)-1)
 	for i := range out {
-		out[i] = Interval{S: beats[i+1].T - beats[i].T, At: beats[i+1].T}
+		out[i] = Interval{S: beats[i+1].T - beats[i].T, At: beats[i+1].T, Unsampled: beats[i].Unsampled || beats[i+1].Unsampled}
 	}
 	s := make([]float64, len(out))
 	for i, iv := range out {
@@ -121,7 +124,7 @@ func Rate(beats []Beat) float64 {
 // NNStats summarises the clean intervals.
 type NNStats struct {
 	Count  int     // NN intervals
-	Total  int     // all intervals
+	Total  int     // all intervals but the Unsampled ones
 	MeanS  float64 // mean NN interval, s
 	Pairs  int     // successive NN pairs (both intervals NN and adjacent)
 	RMSSDs float64 // root mean square of successive NN differences, s
@@ -139,9 +142,12 @@ type NNStats struct {
 // both NN and adjacent count, so one rejected beat removes two differences
 // instead of adding a false one.
 func Stats(iv []Interval) NNStats {
-	st := NNStats{Total: len(iv)}
+	var st NNStats
 	var sum, sq float64
 	for i, v := range iv {
+		if !v.Unsampled {
+			st.Total++
+		}
 		if !v.NN {
 			continue
 		}
@@ -192,9 +198,11 @@ func FitShare(bs []Beat, minFit float64) float64 {
 }
 
 // trusted reports whether a beat's time can be trusted: it is not at an Edge
-// and its shape fits the mean beat (Beat.Fit at least floor, see fitFloor),
-// or it was never compared (Fit 0 without Align).
-func trusted(b Beat, floor float64) bool { return !b.Edge && (b.Fit == 0 || b.Fit >= floor) }
+// nor Unsampled, and its shape fits the mean beat (Beat.Fit at least floor,
+// see fitFloor), or it was never compared (Fit 0 without Align).
+func trusted(b Beat, floor float64) bool {
+	return !b.Edge && !b.Unsampled && (b.Fit == 0 || b.Fit >= floor)
+}
 
 // A beat unlike the others is not timed like them. Where the beats of a
 // capture fit their mean closely, as a finger's do, one whose upstroke is

@@ -29,7 +29,33 @@ func oximetryWindows(data string, verbose bool, title, input string, value func(
 	t.notes = append(t.notes,
 		"Input: "+input+" per frame at 30 fps, through dsp.AnalyzePPG.",
 		"Reference: per second the median of oximeters 1, 2, 4, 5 (channel 3 is empty), averaged over the minute.")
+	wins, err := oximetryMinutes(data, value)
+	for _, w := range wins {
+		res := dsp.AnalyzePPG(w.ppg, dsp.Inputs{Variables: []string{dsp.HR}})
+		t.units++
+		t.label = w.label
+		est, ok := t.add(res, dsp.HR, w.hr)
+		if verbose {
+			fmt.Printf("%s  ref %6.1f  est %6.1f ok=%v quality %.2f\n", w.label, w.hr, est, ok, res.Summary.QualityScore)
+		}
+	}
+	return t, err
+}
+
+// contactWindow is a window of a contact recording with its references
+// (NaN where there is none).
+type contactWindow struct {
+	label         string
+	ppg           dsp.PPG
+	hr, rmssd, br float64
+}
+
+// oximetryMinutes cuts the uw-phone-oximetry recordings into one-minute
+// windows with an oximeter reference, the intensity value(R, G, B) of each
+// frame as the trace.
+func oximetryMinutes(data string, value func(r, g, b float64) float64) ([]contactWindow, error) {
 	const fps = 30.0
+	var wins []contactWindow
 	err := eachOximetry(data, func(id string, rgb, gt [][]float64) {
 		const win = int(60 * fps)
 		for m := 0; (m+1)*win <= len(rgb[0]); m++ {
@@ -37,23 +63,18 @@ func oximetryWindows(data string, verbose bool, title, input string, value func(
 			if math.IsNaN(ref) {
 				continue
 			}
-			ts := make([]float64, win)
-			vs := make([]float64, win)
-			for i := range ts {
+			w := contactWindow{label: fmt.Sprintf("%s min %2d", id, m), hr: ref, rmssd: math.NaN(), br: math.NaN()}
+			w.ppg.TimestampsMs = make([]float64, win)
+			w.ppg.Values = make([]float64, win)
+			for i := range win {
 				k := m*win + i
-				ts[i] = float64(k) * 1000 / fps
-				vs[i] = value(rgb[0][k], rgb[1][k], rgb[2][k])
+				w.ppg.TimestampsMs[i] = float64(k) * 1000 / fps
+				w.ppg.Values[i] = value(rgb[0][k], rgb[1][k], rgb[2][k])
 			}
-			res := dsp.AnalyzePPG(dsp.PPG{TimestampsMs: ts, Values: vs}, dsp.Inputs{Variables: []string{dsp.HR}})
-			t.units++
-			t.label = fmt.Sprintf("%s min %d", id, m)
-			est, ok := t.add(res, dsp.HR, ref)
-			if verbose {
-				fmt.Printf("%s min %2d  ref %6.1f  est %6.1f ok=%v quality %.2f\n", id, m, ref, est, ok, res.Summary.QualityScore)
-			}
+			wins = append(wins, w)
 		}
 	})
-	return t, err
+	return wins, err
 }
 
 // eachOximetry calls fn for every recording of uw-phone-oximetry with its id

@@ -151,50 +151,67 @@ func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip, sig [3]fl
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| length | pulse | pieces | answered | MAE | within 5 bpm | more than 10 off | tracked within 5 bpm | plain POS within 5 bpm |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
-	unique := distinct(clips)
 	for _, L := range []float64{30, 60} {
 		for _, amp := range []float64{0.002, 0.004, 0.008} {
 			var n, answered, in5, off10, tracked, plain int
 			var sum float64
-			k := 0
-			for _, c := range unique {
-				for _, p := range pieces(c.trace, L, 0) {
-					f := fingers[k%len(fingers)]
-					off := 30 + float64((k*97)%max(1, int(f.seconds()-L-60)))
-					k++
-					ref := f.refMean(off, off+L)
-					if math.IsNaN(ref) {
-						continue
-					}
-					tr := withPulse(p, f.wave, f.rateHz, off, amp, sig)
-					res := dsp.AnalyzeTrace(tr, dsp.Inputs{Variables: []string{dsp.HR}})
-					outs[[2]float64{L, amp}] = append(outs[[2]float64{L, amp}], outcomeOf(c.name, ref, res))
-					n++
-					if math.Abs(res.Summary.TrackedBpm-ref) <= 5 {
-						tracked++
-					}
-					if math.Abs(plainPOSTrace(tr)-ref) <= 5 {
-						plain++
-					}
-					v := res.Variables[dsp.HR]
-					if v.Error != "" {
-						continue
-					}
-					answered++
-					d := math.Abs(v.Value.(dsp.Mean).Mean - ref)
-					sum += d
-					if d <= 5 {
-						in5++
-					}
-					if d > 10 {
-						off10++
-					}
+			for _, p := range pulsePieces(fingers, clips, L, amp, sig) {
+				res := dsp.AnalyzeTrace(p.trace, dsp.Inputs{Variables: []string{dsp.HR}})
+				outs[[2]float64{L, amp}] = append(outs[[2]float64{L, amp}], outcomeOf(p.name, p.ref, res))
+				n++
+				if math.Abs(res.Summary.TrackedBpm-p.ref) <= 5 {
+					tracked++
+				}
+				if math.Abs(plainPOSTrace(p.trace)-p.ref) <= 5 {
+					plain++
+				}
+				v := res.Variables[dsp.HR]
+				if v.Error != "" {
+					continue
+				}
+				answered++
+				d := math.Abs(v.Value.(dsp.Mean).Mean - p.ref)
+				sum += d
+				if d <= 5 {
+					in5++
+				}
+				if d > 10 {
+					off10++
 				}
 			}
 			fmt.Fprintf(w, "| %.0f s | %.1f%% | %d | %s | %.2f | %s | %s | %s | %s |\n", L, 100*amp, n, pct(answered, n), sum/float64(max(answered, 1)), pct(in5, answered), pct(off10, answered), pct(tracked, n), pct(plain, n))
 		}
 	}
 	return outs
+}
+
+// pulsePiece is a piece of a real skin clip with a real fingertip pulse
+// added, and the oximeters' rate over the pulse's seconds.
+type pulsePiece struct {
+	name  string
+	trace dsp.Trace
+	ref   float64
+}
+
+// pulsePieces cuts the distinct skin clips into pieces of L seconds end to
+// end and adds to each the pulse of another fingertip recording (in turn)
+// at the relative strength amp with the colour signature sig.
+func pulsePieces(fingers []fingertip, clips []skinClip, L, amp float64, sig [3]float64) []pulsePiece {
+	var out []pulsePiece
+	k := 0
+	for _, c := range distinct(clips) {
+		for _, p := range pieces(c.trace, L, 0) {
+			f := fingers[k%len(fingers)]
+			off := 30 + float64((k*97)%max(1, int(f.seconds()-L-60)))
+			k++
+			ref := f.refMean(off, off+L)
+			if math.IsNaN(ref) {
+				continue
+			}
+			out = append(out, pulsePiece{c.name, withPulse(p, f.wave, f.rateHz, off, amp, sig), ref})
+		}
+	}
+	return out
 }
 
 // fingertip is one uw-phone-oximetry recording: the band-passed fingertip

@@ -31,7 +31,7 @@ func main() {
 	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips, all four sets (default: generate into a temporary folder)")
 	keyFrameDir := flag.String("keyframes", "", "folder of the generated key-frame clips (default: generate into a temporary folder)")
 	recordingsDir := flag.String("recordings", "", "folder of your own videos and signals (.json files as the signal routes take them), listed with their reference values in its "+referencesFile+" (columns file, hr in bpm, and optionally br per minute, rmssd in ms, group)")
-	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), webcam-fresh (the same conditions, other people), webcam-transcoded and webcam-fresh-transcoded (those two as files transcoded after recording), keyframes (key frames at fixed intervals), faces (face detection on labelled photos) or recordings (your own videos and signals, -recordings)")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), drops (the real recordings with frames dropped), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), webcam-fresh (the same conditions, other people), webcam-transcoded and webcam-fresh-transcoded (those two as files transcoded after recording), keyframes (key frames at fixed intervals), faces (face detection on labelled photos) or recordings (your own videos and signals, -recordings)")
 	webcamPulse := flag.String("webcam-pulse", "1,3", "strengths of the webcam set's pulse, comma-separated multiples of its own (1: as weak as the real face-skin clips; 3: transcoded, about as readable as real webcam video of whole faces at those bit rates)")
 	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
@@ -79,6 +79,9 @@ func main() {
 	}
 	if *only == "" || *only == "skin" {
 		report(realSkin(os.Stdout, *data, skinOptions{verbose: *verbose, picture: *decisionPicture, noiseEvery: *noiseEvery, signature: sig, summary: sum}))
+	}
+	if *only == "" || *only == "drops" {
+		report(droppedFrames(os.Stdout, *data))
 	}
 	if *only == "" || *only == "synth" {
 		t, err := syntheticEncoded(*synthDir, *verbose)

@@ -6,10 +6,9 @@
  * adaptEveryMs is how often the pacer looks at its drops; when more than
  * adaptDropShare of the frames it meant to send were dropped (the phone or
  * the link cannot keep up), it keeps one frame in `stride` for the rest of
- * the session, up to maxStride. Regular frames at 15 a second serve the
- * pulse better than 25 a second with random gaps, which the analysis
- * refuses (CONFORMITY_LOW_FPS below 80% of the frames the median rate
- * promises).
+ * the session, up to maxStride. A steady 15 a second stays above the 12
+ * the analysis needs (CONFORMITY_LOW_FPS) where a phone or link that keeps
+ * falling behind would drop ever more.
  */
 const adaptEveryMs = 2000;
 const adaptDropShare = 0.15;

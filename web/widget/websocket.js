@@ -45,8 +45,7 @@ export function socketURL(base) {
  * offered: about three 320x240 frames. The browser lowers bufferedAmount on
  * the page's thread, late when the page is busy; with nothing allowed to
  * wait, a loaded machine (a load of 12 on 2 cores) dropped 40 of 250
- * frames on loopback, and the irregular rest was refused as
- * CONFORMITY_LOW_FPS. A slow link still drops frames, after a third of a
+ * frames on loopback. A slow link still drops frames, after a third of a
  * second of queue, instead of delaying every one.
  */
 const queueBytes = 40000;
