@@ -12,7 +12,8 @@ import (
 // Config bounds the sessions of a server. Zero fields take the defaults
 // below; `pulsewire serve` sets them from its flags.
 type Config struct {
-	// ScanDuration is the capture time a scan measures.
+	// ScanDuration is the capture time a scan measures, counted from the
+	// first frame with a face (see scanEnd).
 	ScanDuration time.Duration
 	// MaxLength is the longest life of a session, wall-clock time from its
 	// opening: a realtime session then ends as on stop, a scan that has
