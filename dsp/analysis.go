@@ -192,13 +192,14 @@ func startPulse(t []float64) pulseAnalysis {
 	pa.seconds = t[len(t)-1] - t[0]
 	pa.summary.Seconds = pa.seconds
 	pa.summary.FrameRateHz = 1 / medianStep(t)
+	pa.summary.GapSeconds = gapSeconds(t, GapS)
 	pa.times = t
 	switch {
 	case pa.seconds < MinSeconds:
 		pa.err = ConformityInitialisation
 	case pa.summary.FrameRateHz < MinFrameRateHz,
 		float64(len(t)-1) < MinFrameRateHz*pa.seconds,
-		gapSeconds(t, GapS) > MaxGapShare*pa.seconds:
+		pa.summary.GapSeconds > MaxGapShare*pa.seconds:
 		pa.err = ConformityLowFPS
 	}
 	if pa.err != "" {

@@ -43,6 +43,7 @@ type Summary struct {
 	Seconds     float64 // span of the trace from first to last sample
 	Samples     int     // samples that passed validation
 	FrameRateHz float64 // median sampling rate
+	GapSeconds  float64 // time in holes of GapS or more between samples
 	Method      string  // pulse method chosen: pos, chrom, green or contact (pulse.Method)
 	SNRdB       float64 // mean spectral pulse SNR over the analysis windows
 	// ProminenceDB is the mean height of the tracked pulse peak above the

@@ -193,6 +193,12 @@ func explainHR(w io.Writer, res dsp.Result) {
 	switch v.Error {
 	case dsp.ConformityInitialisation:
 		msg += fmt.Sprintf(": it needs %.0f s of capture, this one spans %.1f s", dsp.MinSeconds, s.Seconds)
+	case dsp.ConformityLowFPS:
+		if mean := float64(s.Samples-1) / s.Seconds; mean < dsp.MinFrameRateHz || s.FrameRateHz < dsp.MinFrameRateHz {
+			msg += fmt.Sprintf(": %.1f frames a second on average, %.1f at the median interval; it needs %.0f", mean, s.FrameRateHz, dsp.MinFrameRateHz)
+		} else {
+			msg += fmt.Sprintf(": %.1f s of its %.1f s lie in holes of %.2g s or more without a frame, more than a fifth", s.GapSeconds, s.Seconds, dsp.GapS)
+		}
 	case dsp.ConformityMissingSignal:
 		if s.QualityScore == 0 {
 			break // too few samples to track a rate

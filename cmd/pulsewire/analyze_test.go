@@ -254,10 +254,14 @@ func TestAnalyzeRefuses(t *testing.T) {
 // one is not, and -quiet keeps stderr empty.
 func TestAnalyzeExplainsRefusal(t *testing.T) {
 	dir := t.TempDir()
-	trace := func(name string, seconds, level float64, seed uint64) string {
+	all := func(int) bool { return true }
+	trace := func(name string, seconds, level float64, seed uint64, keep func(frame int) bool) string {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		sig := map[string][]float64{}
 		for i := range int(seconds * 30) {
+			if !keep(i) {
+				continue
+			}
 			sig["timestamps"] = append(sig["timestamps"], float64(i)*1000/30)
 			for _, c := range []string{"r", "g", "b"} {
 				sig[c] = append(sig[c], level+0.3*rng.NormFloat64())
@@ -273,7 +277,9 @@ func TestAnalyzeExplainsRefusal(t *testing.T) {
 		}
 		return path
 	}
-	noise, dark := trace("noise.json", 30, 120, 7), trace("dark.json", 30, 20, 8)
+	noise, dark := trace("noise.json", 30, 120, 7, all), trace("dark.json", 30, 20, 8, all)
+	slow := trace("slow.json", 30, 120, 9, func(i int) bool { return i%3 == 0 })       // 10 fps
+	holes := trace("holes.json", 30, 120, 10, func(i int) bool { return i%120 >= 30 }) // 1 s of every 4
 	cases := []struct {
 		name string
 		args []string
@@ -282,6 +288,8 @@ func TestAnalyzeExplainsRefusal(t *testing.T) {
 		{"noise", []string{noise}, `hr not answered \(CONFORMITY_MISSING_SIGNAL\): confidence 0\.\d\d, under the 0\.84 a capture of 30 s needs\. The pulse is too faint: face the light and hold still\.\n$`},
 		{"too short", []string{writeSignal(t, "rppg", 1.2, 8)}, `hr not answered \(CONFORMITY_INITIALISATION\): it needs 10 s of capture, this one spans 8\.0 s\.\n$`},
 		{"too dark", []string{dark}, `hr not answered \(CONFORMITY_POOR_LIGHT\)\. Find more even light on your face\.\n$`},
+		{"too few frames", []string{slow}, `hr not answered \(CONFORMITY_LOW_FPS\): 10\.0 frames a second on average, 10\.0 at the median interval; it needs 12\. The camera delivers too few frames\.\n$`},
+		{"holes", []string{holes}, `hr not answered \(CONFORMITY_LOW_FPS\): 7\.2 s of its 29\.0 s lie in holes of 0\.25 s or more without a frame, more than a fifth\. The camera delivers too few frames\.\n$`},
 		{"answered", []string{writeSignal(t, "rppg", 1.2, 30)}, ""},
 		{"hr not asked for", []string{noise, "-variables", "br"}, ""},
 		{"quiet", []string{noise, "-quiet"}, ""},
