@@ -62,9 +62,12 @@ type Summary struct {
 	TrackedBpm float64
 	// KeyFrameHz is the rate of the key frames of a video that holds the
 	// picture between them (keyFrameGroup), 0 when the trace shows none.
-	KeyFrameHz  float64
-	Beats       int // beats detected
-	NNIntervals int // intervals that passed artefact rejection
+	KeyFrameHz float64
+	// ClippedShare is, for a contact trace, the share of its samples at
+	// its highest or its lowest value (MaxClippedShare).
+	ClippedShare float64
+	Beats        int // beats detected
+	NNIntervals  int // intervals that passed artefact rejection
 	// Conformity is the capture-quality code that blocked the pulse
 	// variables, "" when none did.
 	Conformity Code

@@ -199,6 +199,11 @@ func explainHR(w io.Writer, res dsp.Result) {
 		} else {
 			msg += fmt.Sprintf(": %.1f s of its %.1f s lie in holes of %.2g s or more without a frame, more than a fifth", s.GapSeconds, s.Seconds, dsp.GapS)
 		}
+	case dsp.ConformityPoorLight:
+		if s.ClippedShare > dsp.MaxClippedShare {
+			msg += fmt.Sprintf(": %.0f%% of its samples sit at one limit of the sensor, the pulse cut off", 100*s.ClippedShare)
+			advice = "Send a channel that the light neither saturates nor leaves at zero"
+		}
 	case dsp.ConformityMissingSignal:
 		if s.QualityScore == 0 {
 			break // too few samples to track a rate

@@ -280,6 +280,20 @@ func TestAnalyzeExplainsRefusal(t *testing.T) {
 	noise, dark := trace("noise.json", 30, 120, 7, all), trace("dark.json", 30, 20, 8, all)
 	slow := trace("slow.json", 30, 120, 9, func(i int) bool { return i%3 == 0 })       // 10 fps
 	holes := trace("holes.json", 30, 120, 10, func(i int) bool { return i%120 >= 30 }) // 1 s of every 4
+	// A contact trace at full scale in all but every 25th sample.
+	flat := map[string][]float64{}
+	for i := range 900 {
+		flat["timestamps"] = append(flat["timestamps"], float64(i)*1000/30)
+		v := 255.0
+		if i%25 == 0 {
+			v = 254.999
+		}
+		flat["values"] = append(flat["values"], v)
+	}
+	clipped := filepath.Join(dir, "clipped.json")
+	if data, err := json.Marshal(map[string]any{"signal": flat}); err != nil || os.WriteFile(clipped, data, 0o600) != nil {
+		t.Fatal("writing the clipped trace", err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -290,6 +304,7 @@ func TestAnalyzeExplainsRefusal(t *testing.T) {
 		{"too dark", []string{dark}, `hr not answered \(CONFORMITY_POOR_LIGHT\)\. Find more even light on your face\.\n$`},
 		{"too few frames", []string{slow}, `hr not answered \(CONFORMITY_LOW_FPS\): 10\.0 frames a second on average, 10\.0 at the median interval; it needs 12\. The camera delivers too few frames\.\n$`},
 		{"holes", []string{holes}, `hr not answered \(CONFORMITY_LOW_FPS\): 7\.2 s of its 29\.0 s lie in holes of 0\.25 s or more without a frame, more than a fifth\. The camera delivers too few frames\.\n$`},
+		{"clipped", []string{clipped}, `hr not answered \(CONFORMITY_POOR_LIGHT\): 96% of its samples sit at one limit of the sensor, the pulse cut off\. Send a channel that the light neither saturates nor leaves at zero\.\n$`},
 		{"answered", []string{writeSignal(t, "rppg", 1.2, 30)}, ""},
 		{"hr not asked for", []string{noise, "-variables", "br"}, ""},
 		{"quiet", []string{noise, "-quiet"}, ""},
