@@ -27,6 +27,14 @@ func thin(s testsignal.Signal, keep func(i int, ms float64) bool) testsignal.Sig
 	return out
 }
 
+// clipped cuts every channel of s off at its top, leaving share of its
+// samples at the cut (clipAt): a sensor at its limit.
+func clipped(s testsignal.Signal, share float64) testsignal.Signal {
+	out := s
+	out.I, out.R, out.G, out.B = clipAt(s.I, share, true), clipAt(s.R, share, true), clipAt(s.G, share, true), clipAt(s.B, share, true)
+	return out
+}
+
 // TestSignalCodes covers the codes a signal upload can produce, each at its
 // threshold and past it.
 func TestSignalCodes(t *testing.T) {
@@ -68,6 +76,8 @@ func TestSignalCodes(t *testing.T) {
 		{"every 4th frame of 15 fps dropped: 11.25 fps", thin(with(func(c *testsignal.Config) { c.FPS = 15 }), func(i int, _ float64) bool { return i%4 != 3 }), Inputs{}, HR, ConformityLowFPS, false},
 		{"gaps of 1 s in 18% of the capture", thin(with(func(*testsignal.Config) {}), func(_ int, ms float64) bool { return math.Mod(ms, 5500) >= 1000 }), Inputs{}, HR, "", false},
 		{"gaps of 1 s in 22% of the capture", thin(with(func(*testsignal.Config) {}), func(_ int, ms float64) bool { return math.Mod(ms, 4500) >= 1000 }), Inputs{}, HR, ConformityLowFPS, false},
+		{"45% of the samples clipped is fine", clipped(with(func(*testsignal.Config) {}), 0.45), Inputs{}, HR, "", false},
+		{"55% of the samples clipped", clipped(with(func(*testsignal.Config) {}), 0.55), Inputs{}, HR, ConformityPoorLight, false},
 		{"noise has no pulse", noise(900), Inputs{}, HR, ConformityMissingSignal, false},
 		{"noise has no qualityScore either", noise(900), Inputs{}, "signal", ConformityMissingSignal, false},
 		{"every tenth beat premature is rejected, not fatal", with(func(c *testsignal.Config) { c.EctopicEvery = 10 }), Inputs{}, HRV, "", false},

@@ -2,7 +2,6 @@ package dsp
 
 import (
 	"math"
-	"slices"
 
 	"github.com/pulsewire/pulsewire/dsp/beats"
 	"github.com/pulsewire/pulsewire/dsp/pulse"
@@ -52,40 +51,6 @@ func analyzeContact(t, x []float64) pulseAnalysis {
 	}
 	pa.beatRateBpm = beatRate(pa)
 	return pa
-}
-
-// MaxClippedShare is the largest share of a contact trace's samples that
-// may sit at its highest or at its lowest value (CONFORMITY_POOR_LIGHT).
-// A phone's torch through a fingertip often drives the red channel to
-// full scale, and a channel it does not light stays at zero; such a trace
-// is a flat line with a few samples escaping the limit now and then. Its
-// spectrum is that of those few spikes, and the track locks on a rate of
-// its own with full confidence: on real phone recordings a red channel at
-// 255 in 97% of its samples read 43 bpm for 88 (confidence 0.86), and a
-// green channel at 0 in all but 6 of 2,212 samples 42 bpm for 83 (0.95).
-// A wave clipped for a fifth of its samples still shows its pulse in the
-// rest (the same phones' red at 255 in 22% read 86.3 bpm for 86.8); one
-// clipped for more than half is mostly limit. The rule asks nothing of
-// the values' scale, which a contact sensor chooses freely.
-const MaxClippedShare = 0.5
-
-// clippedShare returns the larger of the shares of x's samples equal to
-// its maximum and to its minimum.
-func clippedShare(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	lo, hi := slices.Min(x), slices.Max(x)
-	var nlo, nhi int
-	for _, v := range x {
-		if v == lo {
-			nlo++
-		}
-		if v == hi {
-			nhi++
-		}
-	}
-	return float64(max(nlo, nhi)) / float64(len(x))
 }
 
 // Whether a contact trace shows a pulse.

@@ -243,7 +243,8 @@ func clipAt(x []float64, share float64, top bool) []float64 {
 // 60% at their bottom were read more than 5 bpm off in 3 of 12 captures,
 // and flat lines of real phones at 42-43 bpm with confidences of 0.86-0.95
 // (these generated ones were refused as a missing pulse; now the code
-// says why).
+// says why). A camera trace with such a line for one colour is refused
+// the same way.
 func TestContactClipped(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		f := testsignal.MakeFinger(testsignal.FingerConfig{Seed: seed, Rate: 30, HR: 50 + 6*float64(seed),
@@ -274,6 +275,14 @@ func TestContactClipped(t *testing.T) {
 		r := AnalyzePPG(PPG{TimestampsMs: tm, Values: x}, Inputs{Variables: []string{HR, BR}})
 		if code(r, HR) != ConformityPoorLight || code(r, BR) != ConformityPoorLight {
 			t.Errorf("flat at %g with spikes: hr %+v, br %+v", level, r.Variables[HR], r.Variables[BR])
+		}
+		// The same line as one colour of a camera trace whose other two
+		// carry a pulse.
+		s := testsignal.Make(testsignal.Config{Seed: 2, Seconds: 69, Noise: 0.02})
+		tr := trace(s)
+		tr.G = x[:len(tr.G)]
+		if r := AnalyzeTrace(tr, Inputs{Variables: []string{HR}}); code(r, HR) != ConformityPoorLight || r.Summary.ClippedShare < 0.95 {
+			t.Errorf("camera trace with its green flat at %g: hr %+v, clipped share %.2f", level, r.Variables[HR], r.Summary.ClippedShare)
 		}
 	}
 }

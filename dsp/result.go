@@ -63,8 +63,9 @@ type Summary struct {
 	// KeyFrameHz is the rate of the key frames of a video that holds the
 	// picture between them (keyFrameGroup), 0 when the trace shows none.
 	KeyFrameHz float64
-	// ClippedShare is, for a contact trace, the share of its samples at
-	// its highest or its lowest value (MaxClippedShare).
+	// ClippedShare is, for a signal upload, the largest share of one of
+	// its channels' samples at that channel's highest or lowest value
+	// (MaxClippedShare).
 	ClippedShare float64
 	Beats        int // beats detected
 	NNIntervals  int // intervals that passed artefact rejection

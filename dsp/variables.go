@@ -208,8 +208,10 @@ func analyzeSignal(t []float64, ch [][]float64, in *Inputs) Result {
 		pa = analyzeContact(t, ch[0])
 	} else {
 		pa = analyzePulse(t, ch, nil, nil)
-		pa.err = traceQuality(ch[0], ch[1], ch[2]).explain(pa.err)
+		q := traceQuality(ch[0], ch[1], ch[2])
+		pa.err = q.explain(pa.err)
 		pa.summary.Conformity = pa.err
+		pa.summary.ClippedShare = q.clipped
 	}
 	return assemble(&pa, in)
 }
