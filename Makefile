@@ -65,10 +65,11 @@ cluster: deps-test build
 ## synthetic clips (the benchmark set encoded and not, fresh seeds, the webcam set, the key-frame
 ## set) and face detection on labelled photos, drawing docs/figures (the decision's chart, the
 ## regions picture); answered share beside the error everywhere; RECORDINGS=FOLDER adds your own
-## videos and signals listed in FOLDER/reference.csv (docs/accuracy.md)
+## videos and signals listed in FOLDER/reference.csv, PHONES=FOLDER a copy of the Welltory PPG
+## data set (fingertips on people's own phones; not shipped) (docs/accuracy.md)
 accuracy: deps-run
 	$(GO) run ./scripts/accuracy -decision-picture docs/figures/decision.svg -regions-picture docs/figures/regions.jpg \
-		$(if $(RECORDINGS),-recordings $(RECORDINGS))
+		$(if $(RECORDINGS),-recordings $(RECORDINGS)) $(if $(PHONES),-phones $(PHONES))
 
 ## load: concurrent realtime sessions against a fresh server (scripts/load; 40 by default)
 load: deps-run

@@ -6,10 +6,12 @@
 // error code came back; it closes with one summary of the heart rate on
 // every data set scored (summary.go).
 //
-//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-noise-every S] [-pulse-signature R,B] [-keyframes DIR] [-recordings DIR] [-only real|skin|synth|fresh|raw|webcam|webcam-fresh|webcam-transcoded|webcam-fresh-transcoded|keyframes|faces|recordings] [-v]
+//	go run ./scripts/accuracy [-data ../shared/data] [-synth DIR] [-fresh N] [-fresh-dir DIR] [-webcam DIR] [-webcam-pulse 1,3] [-noise-every S] [-pulse-signature R,B] [-keyframes DIR] [-recordings DIR] [-phones DIR] [-only real|skin|drops|synth|fresh|raw|webcam|webcam-fresh|webcam-transcoded|webcam-fresh-transcoded|keyframes|faces|recordings|phones] [-v]
 //
 // With -recordings it also scores a folder of one's own videos and signals
-// against the reference values its reference.csv lists (referencesFile).
+// against the reference values its reference.csv lists (referencesFile),
+// and with -phones the fingertip recordings of a data set that is not
+// shipped (phones.go).
 //
 // Every number comes from running the same public entry points the server
 // uses (dsp.AnalyzePPG for contact traces, the batch frame path for clips).
@@ -31,7 +33,8 @@ func main() {
 	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips, all four sets (default: generate into a temporary folder)")
 	keyFrameDir := flag.String("keyframes", "", "folder of the generated key-frame clips (default: generate into a temporary folder)")
 	recordingsDir := flag.String("recordings", "", "folder of your own videos and signals (.json files as the signal routes take them), listed with their reference values in its "+referencesFile+" (columns file, hr in bpm, and optionally br per minute, rmssd in ms, group)")
-	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), drops (the real recordings with frames dropped), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), webcam-fresh (the same conditions, other people), webcam-transcoded and webcam-fresh-transcoded (those two as files transcoded after recording), keyframes (key frames at fixed intervals), faces (face detection on labelled photos) or recordings (your own videos and signals, -recordings)")
+	phonesDir := flag.String("phones", "", "folder of the Welltory PPG data set (subject_NN/PPG.csv and RR.txt, as its GitHub repository holds them; not shipped): fingertips on people's own phones against a chest strap")
+	only := flag.String("only", "", "run only one part: real (contact recordings), skin (real face-skin video, semi-synthetic, the decision), drops (the real recordings with frames dropped), synth (encoded clips), fresh (encoded clips from new seeds), raw (clips without encoding), webcam (webcam-like clips), webcam-fresh (the same conditions, other people), webcam-transcoded and webcam-fresh-transcoded (those two as files transcoded after recording), keyframes (key frames at fixed intervals), faces (face detection on labelled photos), recordings (your own videos and signals, -recordings) or phones (fingertips on people's own phones, -phones)")
 	webcamPulse := flag.String("webcam-pulse", "1,3", "strengths of the webcam set's pulse, comma-separated multiples of its own (1: as weak as the real face-skin clips; 3: transcoded, about as readable as real webcam video of whole faces at those bit rates)")
 	freshDir := flag.String("fresh-dir", "", "folder of the fresh-seed clips (default: generate into a temporary folder)")
 	fresh := flag.Int("fresh", 24, "how many fresh-seed clips to score (0: none)")
@@ -43,6 +46,10 @@ func main() {
 	flag.Parse()
 	if *only == "recordings" && *recordingsDir == "" {
 		fmt.Fprintln(os.Stderr, "accuracy:", errNoRecordings)
+		os.Exit(2)
+	}
+	if *only == "phones" && *phonesDir == "" {
+		fmt.Fprintln(os.Stderr, "accuracy: -only phones needs -phones DIR, a copy of the Welltory PPG data set")
 		os.Exit(2)
 	}
 	sig, err := parseSignature(*signature)
@@ -79,6 +86,13 @@ func main() {
 	}
 	if *only == "" || *only == "skin" {
 		report(realSkin(os.Stdout, *data, skinOptions{verbose: *verbose, picture: *decisionPicture, noiseEvery: *noiseEvery, signature: sig, summary: sum}))
+	}
+	if (*only == "" || *only == "phones") && *phonesDir != "" {
+		ts, err := phoneRecordings(*phonesDir, *verbose)
+		for _, t := range ts {
+			report(nil, t)
+		}
+		report(err)
 	}
 	if *only == "" || *only == "drops" {
 		report(droppedFrames(os.Stdout, *data))
