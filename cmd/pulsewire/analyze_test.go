@@ -290,6 +290,15 @@ func TestAnalyzeExplainsRefusal(t *testing.T) {
 		}
 		flat["values"] = append(flat["values"], v)
 	}
+	// The same samples timed in seconds instead of milliseconds.
+	inSeconds := filepath.Join(dir, "seconds.json")
+	secs := map[string][]float64{"values": flat["values"]}
+	for _, ms := range flat["timestamps"] {
+		secs["timestamps"] = append(secs["timestamps"], ms/1000)
+	}
+	if data, err := json.Marshal(map[string]any{"signal": secs}); err != nil || os.WriteFile(inSeconds, data, 0o600) != nil {
+		t.Fatal("writing the trace timed in seconds", err)
+	}
 	clipped := filepath.Join(dir, "clipped.json")
 	if data, err := json.Marshal(map[string]any{"signal": flat}); err != nil || os.WriteFile(clipped, data, 0o600) != nil {
 		t.Fatal("writing the clipped trace", err)
@@ -304,6 +313,7 @@ func TestAnalyzeExplainsRefusal(t *testing.T) {
 		{"too dark", []string{dark}, `hr not answered \(CONFORMITY_POOR_LIGHT\)\. Find more even light on your face\.\n$`},
 		{"too few frames", []string{slow}, `hr not answered \(CONFORMITY_LOW_FPS\): 10\.0 frames a second on average, 10\.0 at the median interval; it needs 12\. The camera delivers too few frames\.\n$`},
 		{"holes", []string{holes}, `hr not answered \(CONFORMITY_LOW_FPS\): 7\.2 s of its 29\.0 s lie in holes of 0\.25 s or more without a frame, more than a fifth\. The camera delivers too few frames\.\n$`},
+		{"timed in seconds", []string{inSeconds}, `hr not answered \(CONFORMITY_INITIALISATION\): it needs 10 s of capture, this one spans 0\.0 s \(900 samples: a signal's timestamps are milliseconds\)\.\n$`},
 		{"clipped", []string{clipped}, `hr not answered \(CONFORMITY_POOR_LIGHT\): 96% of its samples sit at one limit of the sensor, the pulse cut off\. Send a channel that the light neither saturates nor leaves at zero\.\n$`},
 		{"answered", []string{writeSignal(t, "rppg", 1.2, 30)}, ""},
 		{"hr not asked for", []string{noise, "-variables", "br"}, ""},
