@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pulsewire/pulsewire/dsp/beats"
 	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
 )
 
@@ -283,6 +284,31 @@ func TestContactClipped(t *testing.T) {
 		tr.G = x[:len(tr.G)]
 		if r := AnalyzeTrace(tr, Inputs{Variables: []string{HR}}); code(r, HR) != ConformityPoorLight || r.Summary.ClippedShare < 0.95 {
 			t.Errorf("camera trace with its green flat at %g: hr %+v, clipped share %.2f", level, r.Variables[HR], r.Summary.ClippedShare)
+		}
+	}
+}
+
+// TestBeatRateOverTrack: clean beats give the heart rate even where the
+// track's mean differs from theirs by more than a tenth (a track that
+// smoothed over a change); that they differ keeps them from showing a
+// pulse on their own.
+func TestBeatRateOverTrack(t *testing.T) {
+	var pa pulseAnalysis
+	for s := 0.5; s < 30; s += 0.8 { // 75 bpm
+		pa.beats = append(pa.beats, beats.Beat{T: s, Fit: 0.95})
+	}
+	pa.iv = beats.Intervals(pa.beats)
+	pa.nn = beats.Stats(pa.iv)
+	for _, tc := range []struct {
+		trackBpm float64
+		agree    bool
+	}{{74, true}, {68.5, true}, {67.5, false}, {90, false}} {
+		pa.track = rateTrack{hz: []float64{tc.trackBpm / 60}}
+		if bpm := beatRate(pa); math.Abs(bpm-75) > 0.01 {
+			t.Errorf("track at %g bpm: beat rate %.2f, want 75", tc.trackBpm, bpm)
+		}
+		if got := beatsAgree(pa); got != tc.agree {
+			t.Errorf("track at %g bpm: agree %v, want %v", tc.trackBpm, got, tc.agree)
 		}
 	}
 }
