@@ -45,7 +45,9 @@ func (e *Error) Error() string {
 	if len(e.Messages) > 0 {
 		b.WriteString(": " + strings.Join(e.Messages, "; "))
 	}
-	if e.Err != nil {
+	// The wrapped error adds its own words, unless a message already
+	// quotes them (a reason said twice reads as two).
+	if e.Err != nil && !strings.Contains(strings.Join(e.Messages, "; "), e.Err.Error()) {
 		b.WriteString(": " + e.Err.Error())
 	}
 	return b.String()

@@ -245,7 +245,9 @@ func (b SignalBody) Validate() error {
 		err = b.Trace.Validate()
 	}
 	if err != nil {
-		return &Error{Code: Invalid, Messages: []string{"signal: " + strings.TrimPrefix(err.Error(), dsp.ErrInvalidSignal.Error()+": ")}, Err: err}
+		// The message says all the error does: wrapped as well, it would
+		// be said twice wherever the error is printed whole.
+		return invalidf("signal: %s", strings.TrimPrefix(err.Error(), dsp.ErrInvalidSignal.Error()+": "))
 	}
 	return nil
 }

@@ -220,13 +220,15 @@ func TestAnalyzeRefuses(t *testing.T) {
 	}{
 		{"no file", nil, "usage"},
 		{"missing file", []string{filepath.Join(dir, "nope.mp4")}, "no such file"},
-		{"empty file", []string{write("empty.mp4", "")}, "empty"},
+		{"empty file", []string{write("nothing.mp4", "")}, "empty"},
 		{"text file", []string{write("notes.txt", "hello there, not a video")}, "not a video, image or signal"},
 		{"broken video", []string{write("cut.mp4", "\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomavc1")}, "corrupt"},
 		{"signal without signal", []string{write("s.json", `{"userData":{}}`)}, "signal is required"},
 		{"signal both kinds", []string{write("b.json", `{"signal":{"timestamps":[1,2],"values":[1,2],"g":[1,2]}}`)}, "not both"},
-		{"signal uneven lengths", []string{write("u.json", `{"signal":{"timestamps":[1,2,3],"values":[1,2]}}`)}, "invalid signal"},
+		{"signal uneven lengths", []string{write("u.json", `{"signal":{"timestamps":[1,2,3],"values":[1,2]}}`)}, "signal: channel 0 has 2 values for 3 timestamps"},
+		{"signal repeated time", []string{write("r.json", `{"signal":{"timestamps":[0,10,10],"values":[1,2,3]}}`)}, "signal: timestamp 2 (10 ms) does not follow 10 ms"},
 		{"signal not json", []string{write("x.json", `{"signal":`)}, "ends too early"},
+		{"signal not json at all", []string{write("y.json", `{"signal"}`)}, "the body is not valid JSON"},
 		{"two signals", []string{signal, signal}, "one signal file"},
 		{"unknown variable", []string{signal, "-variables", "hr,mood"}, "unknown variable"},
 		{"user data out of range", []string{signal, "-user-data", "age=17"}, "usage"},
@@ -238,6 +240,10 @@ func TestAnalyzeRefuses(t *testing.T) {
 			_, _, err := analyze(t, tc.args...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error with %q", err, tc.want)
+			}
+			// Said once: a reason repeated by a wrapped error reads as two.
+			if n := strings.Count(err.Error(), tc.want); n != 1 {
+				t.Errorf("%q said %d times in %q", tc.want, n, err)
 			}
 		})
 	}
