@@ -106,7 +106,14 @@ func breathingVariable(pa *pulseAnalysis) Variable {
 	if c := pa.blocked(MinSecondsBeatToBeat); c != "" {
 		return fail(c)
 	}
-	est, found := resp.Rate(pa.wave.Baseline, pa.rateHz, pa.beats, pa.iv, pa.cleanBeats())
+	trust := resp.OneWitness
+	switch {
+	case pa.wave.Method != pulse.MethodContact:
+		trust = resp.SupportOnly
+	case pa.cleanBeats():
+		trust = resp.TwoWitnesses
+	}
+	est, found := resp.Rate(pa.wave.Baseline, pa.rateHz, pa.beats, pa.iv, trust)
 	if !found {
 		return fail(OutOfRange)
 	}

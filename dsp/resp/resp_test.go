@@ -52,7 +52,7 @@ func TestRate(t *testing.T) {
 				period[i] = 60 / c.HR
 			}
 			bs := beats.Detect(nil, w.Pulse, period, 30)
-			est, ok := Rate(w.Baseline, 30, bs, beats.Intervals(bs), false)
+			est, ok := Rate(w.Baseline, 30, bs, beats.Intervals(bs), OneWitness)
 			if !ok || math.Abs(est.PerMin-tc.br) > 1.5 {
 				t.Errorf("br %.1f (each %v weight %v), want %g", est.PerMin, est.Each, est.Weight, tc.br)
 			}
@@ -67,28 +67,37 @@ func TestFuse(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		rd    [3]reading
-		clean bool    // the beats are timed well enough for HRV
+		trust Trust
 		want  float64 // 0: no answer
 		each0 float64
 	}{
-		{"a clear count answers alone", [3]reading{q(15, 0.3), {}, {}}, false, 15, 15},
-		{"a weaker one does not", [3]reading{q(15, 0.29), {}, {}}, false, 0, 0},
-		{"two weak counts that agree do", [3]reading{q(12, 0.15), q(13, 0.2), {}}, false, (0.0225*12 + 0.04*13) / 0.0625, 12},
-		{"the two beat series agreeing alone are one count", [3]reading{{}, q(12, 0.15), q(13, 0.2)}, false, 0, 0},
-		{"unless the beats are clean", [3]reading{{}, q(12, 0.15), q(13, 0.2)}, true, (0.0225*12 + 0.04*13) / 0.0625, 0},
-		{"clean beats do not make one weak count answer", [3]reading{{}, q(12, 0.2), {}}, true, 0, 0},
-		{"with a clear one they answer", [3]reading{{}, q(12, 0.15), q(13, 0.3)}, false, (0.0225*12 + 0.09*13) / 0.1125, 0},
-		{"two weak counts that disagree do not", [3]reading{q(12, 0.15), q(18, 0.2), {}}, false, 0, 0},
-		{"below the least quality a count takes no part", [3]reading{q(12, 0.09), q(13, 0.2), {}}, false, 0, 0},
-		{"two agreeing outweigh a clearer lone one", [3]reading{q(20, 0.5), q(12, 0.4), q(12.5, 0.4)}, false, 12.25, 0},
-		{"a clearer lone count outweighs a weak group", [3]reading{q(20, 0.6), q(12, 0.3), q(13, 0.2)}, false, 20, 20},
+		{"a clear count answers alone", [3]reading{q(15, 0.3), {}, {}}, OneWitness, 15, 15},
+		{"a weaker one does not", [3]reading{q(15, 0.29), {}, {}}, OneWitness, 0, 0},
+		{"two weak counts that agree do", [3]reading{q(12, 0.15), q(13, 0.2), {}}, OneWitness, (0.0225*12 + 0.04*13) / 0.0625, 12},
+		{"the two beat series agreeing alone are one count", [3]reading{{}, q(12, 0.15), q(13, 0.2)}, OneWitness, 0, 0},
+		{"unless the beats are clean", [3]reading{{}, q(12, 0.15), q(13, 0.2)}, TwoWitnesses, (0.0225*12 + 0.04*13) / 0.0625, 0},
+		{"clean beats do not make one weak count answer", [3]reading{{}, q(12, 0.2), {}}, TwoWitnesses, 0, 0},
+		{"with a clear one they answer", [3]reading{{}, q(12, 0.15), q(13, 0.3)}, OneWitness, (0.0225*12 + 0.09*13) / 0.1125, 0},
+		{"two weak counts that disagree do not", [3]reading{q(12, 0.15), q(18, 0.2), {}}, OneWitness, 0, 0},
+		{"below the least quality a count takes no part", [3]reading{q(12, 0.09), q(13, 0.2), {}}, OneWitness, 0, 0},
+		{"two agreeing outweigh a clearer lone one", [3]reading{q(20, 0.5), q(12, 0.4), q(12.5, 0.4)}, OneWitness, 12.25, 0},
+		{"a clearer lone count outweighs a weak group", [3]reading{q(20, 0.6), q(12, 0.3), q(13, 0.2)}, OneWitness, 20, 20},
 		{"a count at the breath's harmonic supports half its rate",
-			[3]reading{{count: 24, quality: 0.6, sub: 0.4}, q(12, 0.3), {}}, false, (0.36*12 + 0.09*12) / 0.45, 12},
+			[3]reading{{count: 24, quality: 0.6, sub: 0.4}, q(12, 0.3), {}}, OneWitness, (0.36*12 + 0.09*12) / 0.45, 12},
 		{"without the fundamental in its spectrum it does not",
-			[3]reading{{count: 24, quality: 0.6, sub: 0.1}, q(12, 0.3), {}}, false, 24, 24},
+			[3]reading{{count: 24, quality: 0.6, sub: 0.1}, q(12, 0.3), {}}, OneWitness, 24, 24},
+		// A camera's beats support a clear intensity count and answer
+		// nothing alone, however clear or clean.
+		{"a camera's beat series support a clear intensity count",
+			[3]reading{q(12, 0.3), q(12.5, 0.2), q(13, 0.2)}, SupportOnly, (0.09*12 + 0.04*12.5 + 0.04*13) / 0.17, 12},
+		{"but not a weaker one", [3]reading{q(12, 0.29), q(12.5, 0.2), q(13, 0.2)}, SupportOnly, 0, 0},
+		{"a camera's clear beat series does not answer alone", [3]reading{{}, q(12, 0.5), {}}, SupportOnly, 0, 0},
+		{"nor the two of them agreeing", [3]reading{{}, q(12, 0.5), q(12.5, 0.5)}, SupportOnly, 0, 0},
+		{"beside an intensity count that disagrees, the intensity answers", [3]reading{q(20, 0.4), q(12, 0.5), q(12.5, 0.5)}, SupportOnly, 20, 20},
+		{"a clear intensity count answers alone", [3]reading{q(15, 0.3), {}, {}}, SupportOnly, 15, 15},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			est, ok := fuse(tc.rd, tc.clean)
+			est, ok := fuse(tc.rd, tc.trust)
 			if ok != (tc.want != 0) || math.Abs(est.PerMin-tc.want) > 1e-9 || est.Each[0] != tc.each0 {
 				t.Errorf("fuse = %+v, %v; want %.3f (Each[0] %v)", est, ok, tc.want, tc.each0)
 			}
@@ -113,7 +122,7 @@ func TestRateIsTheMeanOverTheCapture(t *testing.T) {
 		phase += 2 * math.Pi * perMin / 60 / hz
 	}
 	want := phase / (2 * math.Pi) / seconds * 60
-	est, ok := Rate(x, hz, nil, nil, false)
+	est, ok := Rate(x, hz, nil, nil, OneWitness)
 	if !ok || math.Abs(est.PerMin-want) > 0.5 {
 		t.Errorf("br %.2f /min (each %v), want %.2f", est.PerMin, est.Each, want)
 	}
