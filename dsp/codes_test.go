@@ -193,7 +193,10 @@ func TestCalibratedBP(t *testing.T) {
 }
 
 // TestHRVGate checks each BAD_RMSSD rule at its edge and one step past it,
-// on interval series built to measure.
+// on interval series built to measure. physicalAge needs the same clean
+// beats (a mean of beats unlike each other has no shape of the person's),
+// not the variability's limits; beats that pass go on to the mean beat,
+// which these analyses without a wave cannot form (PROCESSOR_FAIL).
 func TestHRVGate(t *testing.T) {
 	// series returns n intervals alternating a-d and a+d seconds (RMSSD 2d)
 	// of which the listed ones are not NN.
@@ -214,26 +217,27 @@ func TestHRVGate(t *testing.T) {
 		misfits int
 		// noiseS2 is beats.SplitNoise (s²); negative means not known.
 		noiseS2 float64
-		want    Code
+		want    Code // hrv and strs
+		age     Code // physicalAge
 	}{
-		{"10 NN pairs", series(11, 0.8, 0.02), 0, -1, ""},
-		{"9 NN pairs", series(10, 0.8, 0.02), 0, -1, BadRMSSD},
-		{"60% NN", series(30, 0.8, 0.02, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), 0, -1, ""},
-		{"57% NN", series(30, 0.8, 0.02, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), 0, -1, BadRMSSD},
-		{"RMSSD 248 ms", series(30, 0.9, 0.124), 0, -1, ""},
-		{"RMSSD 252 ms", series(30, 0.9, 0.126), 0, -1, BadRMSSD},
+		{"10 NN pairs", series(11, 0.8, 0.02), 0, -1, "", ProcessorFail},
+		{"9 NN pairs", series(10, 0.8, 0.02), 0, -1, BadRMSSD, BadRMSSD},
+		{"60% NN", series(30, 0.8, 0.02, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), 0, -1, "", ProcessorFail},
+		{"57% NN", series(30, 0.8, 0.02, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), 0, -1, BadRMSSD, BadRMSSD},
+		{"RMSSD 248 ms", series(30, 0.9, 0.124), 0, -1, "", ProcessorFail},
+		{"RMSSD 252 ms", series(30, 0.9, 0.126), 0, -1, BadRMSSD, ProcessorFail},
 		// 31 beats, the first at the edge: 3 misfits of 30 is 90%.
-		{"90% of the beats fit", series(30, 0.8, 0.02), 3, -1, ""},
-		{"87% of the beats fit", series(30, 0.8, 0.02), 4, -1, BadRMSSD},
+		{"90% of the beats fit", series(30, 0.8, 0.02), 3, -1, "", ProcessorFail},
+		{"87% of the beats fit", series(30, 0.8, 0.02), 4, -1, BadRMSSD, BadRMSSD},
 		// RMSSD 40 ms measured; noise of 0.0007 s² leaves 30 ms.
-		{"noise below the variability", series(30, 0.8, 0.02), 0, 0.0007, ""},
+		{"noise below the variability", series(30, 0.8, 0.02), 0, 0.0007, "", ProcessorFail},
 		// 1600 ms² measured: noise may explain 1200 of it (the edge
 		// itself is a float comparison, so a hair either side).
-		{"noise three quarters of the variability", series(30, 0.8, 0.02), 0, 0.0011999, ""},
-		{"noise over three quarters of the variability", series(30, 0.8, 0.02), 0, 0.0012001, BadRMSSD},
+		{"noise three quarters of the variability", series(30, 0.8, 0.02), 0, 0.0011999, "", ProcessorFail},
+		{"noise over three quarters of the variability", series(30, 0.8, 0.02), 0, 0.0012001, BadRMSSD, ProcessorFail},
 		// 260 ms measured is over the limit, but the 249.8 ms left after
 		// the noise is not.
-		{"RMSSD 249.8 ms after the noise", series(30, 0.9, 0.13), 0, 0.0052, ""},
+		{"RMSSD 249.8 ms after the noise", series(30, 0.9, 0.13), 0, 0.0052, "", ProcessorFail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pa := pulseAnalysis{seconds: 30, iv: tc.iv, nn: beats.Stats(tc.iv)}
@@ -246,6 +250,9 @@ func TestHRVGate(t *testing.T) {
 			}
 			pa.beats[0] = beats.Beat{Edge: true}
 			pa.timingNoise, pa.noiseKnown = tc.noiseS2, tc.noiseS2 >= 0
+			if age := physicalAgeVariable(&pa); age.Error != tc.age {
+				t.Errorf("physicalAge %+v, want %q", age, tc.age)
+			}
 			hrv, strs := hrvVariables(&pa)
 			if hrv.Error != tc.want || (tc.want != "" && strs.Error != tc.want) {
 				t.Errorf("hrv %+v strs %+v (stats %+v), want %q", hrv, strs, pa.nn, tc.want)

@@ -168,9 +168,16 @@ func hrvVariables(pa *pulseAnalysis) (hrv, strs Variable) {
 }
 
 // physicalAgeVariable is physicalAge from the ageing index of the mean beat.
+// It needs the clean beats HRV needs: a mean of beats unlike each other
+// has no shape of the person's. On one real face read through nine
+// regions at once, beats of which 66-82% fitted their mean gave ages from
+// 19 to 82 years.
 func physicalAgeVariable(pa *pulseAnalysis) Variable {
 	if c := pa.blocked(MinSecondsBeatToBeat); c != "" {
 		return fail(c)
+	}
+	if !pa.cleanBeats() {
+		return fail(BadRMSSD)
 	}
 	tmpl, period, found := waveform.MeanBeat(pa.wave.Wide, pa.rateHz, pa.beats, pa.iv, minShapeBeats)
 	if !found {
