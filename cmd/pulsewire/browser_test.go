@@ -399,7 +399,7 @@ func TestDemoPageLayout(t *testing.T) {
 				.map((e) => [e.dataset.variable, e.querySelector('dd').dataset.error + ': ' + e.querySelector('dd').textContent]))`)
 			want := map[string]string{
 				"br":          "CONFORMITY_MUCH_VARIATIONS: too much movement",
-				"hrv":         "BAD_RMSSD: the beats were not clean enough to time",
+				"hrv":         "BAD_RMSSD: the beats were not clean enough",
 				"bp":          "NOT_CALIBRATED: needs a reference blood pressure first",
 				"bmi":         "MISSING_USER_DATA_WEIGHT: needs your weight",
 				"faceBmi":     "MISSING_IMAGE: needs a photo, not a video",

@@ -82,7 +82,7 @@ export const defaultText = {
     INVALID_IMAGE_TYPE: 'the photo could not be read',
     NOT_CALIBRATED: 'needs a reference blood pressure first',
     MISSING_BP_CLASSIFICATION: 'needs the blood pressure class first',
-    BAD_RMSSD: 'the beats were not clean enough to time',
+    BAD_RMSSD: 'the beats were not clean enough',
     OUT_OF_RANGE: 'outside what can be measured',
     PROCESSOR_FAIL: 'the computation failed',
     MISSING_PROCESSOR: 'the computation failed',
