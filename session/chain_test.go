@@ -44,6 +44,31 @@ func hrOf(t testing.TB, m measureJSON) float64 {
 	return v.Value.Mean
 }
 
+// untilResult reads a session's pushes up to its result: the measure, and
+// the vitals before it.
+func untilResult(t *testing.T, c *websocket.Conn) (measureJSON, []vitalsMessage) {
+	t.Helper()
+	var vitals []vitalsMessage
+	for {
+		r, err := next(c, 30*time.Second)
+		if err != nil {
+			t.Fatalf("after %d vitals: %v", len(vitals), err)
+		}
+		switch r.Type {
+		case "vitals":
+			var v vitalsMessage
+			r.decode(t, &v)
+			vitals = append(vitals, v)
+			continue
+		case "result":
+			var result struct{ Measure measureJSON }
+			r.decode(t, &result)
+			return result.Measure, vitals
+		}
+		t.Fatalf("unexpected %s", r.raw)
+	}
+}
+
 // faceClip is the synthetic capture of the chain tests: 320x240 at 30 fps,
 // as the widget sends it.
 func faceClip(hr float64, seconds float64) clip.Config {
@@ -75,24 +100,7 @@ func TestScanChain(t *testing.T) {
 	defer close(done)
 	go e.stream(c, o.SessionID, f, 0, len(f.times), time.Hour, 1, done)
 
-	var vitals []vitalsMessage
-	var result struct{ Measure measureJSON }
-	for {
-		r, err := next(c, 30*time.Second)
-		if err != nil {
-			t.Fatalf("after %d vitals: %v", len(vitals), err)
-		}
-		if r.Type == "result" {
-			r.decode(t, &result)
-			break
-		}
-		if r.Type != "vitals" {
-			t.Fatalf("unexpected %s", r.raw)
-		}
-		var v vitalsMessage
-		r.decode(t, &v)
-		vitals = append(vitals, v)
-	}
+	m, vitals := untilResult(t, c)
 	if len(vitals) < 5 {
 		t.Fatalf("%d vitals in a 12 s scan, want about one a second", len(vitals))
 	}
@@ -107,7 +115,6 @@ func TestScanChain(t *testing.T) {
 		t.Errorf("last vitals: progress %v, %d frames, %d ms, %d wave samples at %v Hz",
 			last.Progress, last.FramesReceived-last.FramesDropped, last.ElapsedMs, len(last.Wave), last.WaveRateHz)
 	}
-	m := result.Measure
 	if m.ID != o.MeasureID || m.Status != "ended" || len(m.Tags) != 1 {
 		t.Fatalf("result: %+v", m)
 	}
@@ -366,6 +373,53 @@ func greyFrames(t *testing.T, n int) *frames {
 	return empty
 }
 
+// TestScanFaintPulse: a scan whose pulse is still too faint at its
+// duration goes on. Its person's pulse shows only from 7 s on (the frames
+// before are the same face without one), so at 12 s it is refused; the
+// scan says how long it may go on (27 s), its progress then counts
+// towards that, and its result, before the longest, is the person's heart
+// rate.
+func TestScanFaintPulse(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{ScanDuration: 12 * time.Second, ScanMaxDuration: 27 * time.Second})
+	quiet := faceClip(66, 30)
+	quiet.PulseAmplitude = 1e-5
+	late := *syntheticFrames(t, quiet)
+	pulse := syntheticFrames(t, faceClip(66, 30))
+	late.jpegs = slices.Concat(late.jpegs[:7*30], pulse.jpegs[7*30:])
+
+	value, _ := e.mint(scanOnce())
+	c := e.dial()
+	o := openSession(t, c, openMessage(value, Scan, nil))
+	if o.DurationMs != 12000 || o.MaxDurationMs != 27000 {
+		t.Errorf("opened: duration %d ms, longest %d ms; want 12000 and 27000", o.DurationMs, o.MaxDurationMs)
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go e.stream(c, o.SessionID, &late, 0, len(late.times), 0, 2, done)
+	m, vitals := untilResult(t, c)
+	if hr := hrOf(t, m); math.Abs(hr-pulse.truth.HeartRate) > 3 {
+		t.Errorf("hr %.1f bpm, truth %.1f", hr, pulse.truth.HeartRate)
+	}
+	longer := 0
+	for _, v := range vitals {
+		want := float64(v.ElapsedMs) / 12000
+		if v.ElapsedMs > 12050 {
+			want = float64(v.ElapsedMs) / 27000
+			longer++
+		}
+		if math.Abs(v.Progress-min(want, 1)) > 0.05 {
+			t.Errorf("progress %v at %d ms, want %.2f", v.Progress, v.ElapsedMs, want)
+		}
+		if v.ElapsedMs > 27050 {
+			t.Errorf("vitals at %d ms, past the scan's longest", v.ElapsedMs)
+		}
+	}
+	if longer == 0 {
+		t.Errorf("no vitals after the scan's duration: %+v", vitals)
+	}
+}
+
 // TestScanLateFace: a scan counts its duration from the face's arrival.
 // A person who sits down 5 s after the camera starts is measured for the
 // whole duration (ended at the duration from the first frame, the 7 s of
@@ -380,7 +434,7 @@ func TestScanLateFace(t *testing.T) {
 		late.jpegs = append(late.jpegs, f.jpegs[i])
 		late.times = append(late.times, 5*time.Second+at)
 	}
-	scan := func(frames int) (m measureJSON, vitals []vitalsMessage) {
+	scan := func(frames int) (measureJSON, []vitalsMessage) {
 		e.clock.advance(time.Second) // past the opening rate
 		value, _ := e.mint(scanOnce())
 		c := e.dial()
@@ -389,24 +443,7 @@ func TestScanLateFace(t *testing.T) {
 		done := make(chan struct{})
 		defer close(done)
 		go e.stream(c, o.SessionID, late, 0, frames, 0, 2, done)
-		for {
-			r, err := next(c, 30*time.Second)
-			if err != nil {
-				t.Fatalf("after %d vitals: %v", len(vitals), err)
-			}
-			switch r.Type {
-			case "vitals":
-				var v vitalsMessage
-				r.decode(t, &v)
-				vitals = append(vitals, v)
-				continue
-			case "result":
-				var result struct{ Measure measureJSON }
-				r.decode(t, &result)
-				return result.Measure, vitals
-			}
-			t.Fatalf("unexpected %s", r.raw)
-		}
+		return untilResult(t, c)
 	}
 
 	m, vitals := scan(len(late.times))

@@ -15,6 +15,11 @@ type Config struct {
 	// ScanDuration is the capture time a scan measures, counted from the
 	// first frame with a face (see scanEnd).
 	ScanDuration time.Duration
+	// ScanMaxDuration is the longest a scan goes on, from the same frame,
+	// when its pulse is still too faint to answer at ScanDuration (see
+	// scanResult), within MaxLength; zero: twice ScanDuration,
+	// ScanDuration: never longer.
+	ScanMaxDuration time.Duration
 	// MaxLength is the longest life of a session, wall-clock time from its
 	// opening: a realtime session then ends as on stop, a scan that has
 	// not covered ScanDuration is given up.
@@ -77,6 +82,9 @@ const (
 	// first frame, and waits for a late face's, goes without frames before
 	// it is measured as it is.
 	scanLinger = 2 * time.Second
+	// scanRecheck is how often a scan given more time for a faint pulse
+	// is analysed again.
+	scanRecheck = 5 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -86,6 +94,7 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	def(&c.ScanDuration, DefaultScanDuration)
+	def(&c.ScanMaxDuration, 2*c.ScanDuration)
 	def(&c.MaxLength, DefaultMaxLength)
 	def(&c.IdleTimeout, DefaultIdleTimeout)
 	if c.MaxFrameBytes <= 0 {
@@ -101,13 +110,17 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports a configuration that cannot work: a scan longer than a
-// session may last, a frame limit below a frame header, an empty port
-// range or a public address that is not one.
+// session may last or whose longest is under its duration, a frame limit
+// below a frame header, an empty port range or a public address that is
+// not one. A scan given more time for a faint pulse may outlast the
+// session: it is then measured as it is.
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
 	case c.ScanDuration >= c.MaxLength:
 		return fmt.Errorf("the scan duration (%v) must be shorter than the longest session (%v)", c.ScanDuration, c.MaxLength)
+	case c.ScanMaxDuration < c.ScanDuration:
+		return fmt.Errorf("the longest scan (%v) must be at least the scan duration (%v)", c.ScanMaxDuration, c.ScanDuration)
 	case c.MaxLength > dsp.MaxSpan:
 		return fmt.Errorf("the longest session (%v) must be at most the longest capture analysed (%v)", c.MaxLength, dsp.MaxSpan)
 	case c.MaxFrameBytes <= frameHeaderBytes:

@@ -356,6 +356,9 @@ func synthClip(t testing.TB, cfg clip.Config) (string, clip.Truth) {
 	synth := exec.Command("go", "run", "./scripts/synth", "-o", y4m,
 		"-size", fmt.Sprintf("%dx%d", cfg.Width, cfg.Height), "-fps", fmt.Sprint(cfg.FPS), "-seconds", fmt.Sprint(cfg.Seconds),
 		"-seed", fmt.Sprint(cfg.Seed), "-hr", fmt.Sprint(cfg.HeartRate), "-br", fmt.Sprint(cfg.BreathingRate))
+	if cfg.PulseAmplitude > 0 {
+		synth.Args = append(synth.Args, "-amplitude", fmt.Sprint(cfg.PulseAmplitude))
+	}
 	synth.Dir = ".."
 	if out, err := synth.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/synth: %v\n%s", err, out)

@@ -172,6 +172,7 @@ type (
 		Chain         Chain  `json:"chain"`
 		MeasureID     string `json:"measureId"`
 		DurationMs    int64  `json:"durationMs"`
+		MaxDurationMs int64  `json:"maxDurationMs,omitempty"`
 		MaxFrameBytes int64  `json:"maxFrameBytes"`
 		Resumed       bool   `json:"resumed"`
 	}

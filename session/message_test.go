@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -123,14 +124,7 @@ func TestProgress(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &session{chain: tc.chain, srv: &Server{cfg: Config{ScanDuration: d}}}
 			st := &loopState{stream: dsp.NewStream(nil, dsp.Inputs{})}
-			for at := time.Duration(0); at <= tc.elapsed; at += time.Second / 10 {
-				o := face.Observation{}
-				if tc.face >= 0 && at >= tc.face {
-					o = face.Observation{Face: true, SkinPixels: 1000, R: 150, G: 110, B: 90}
-				}
-				st.stream.Observe(o, at)
-				st.last = at
-			}
+			observe(st, tc.face, tc.elapsed, 0, 0)
 			if got := s.progress(st); math.Abs(got-tc.want) > 1e-9 {
 				t.Errorf("progress %v, want %v", got, tc.want)
 			}
@@ -138,6 +132,101 @@ func TestProgress(t *testing.T) {
 				if got := s.scanEnd(st); got != tc.end {
 					t.Errorf("scan ends at %v, want %v", got, tc.end)
 				}
+			}
+		})
+	}
+}
+
+// observe adds to a session's capture 30 observations a second up to
+// capture time until, with a face from faceAt on (-1: none) whose green
+// carries a 72 bpm pulse of the given relative amplitude (0: none) from
+// pulseFrom on.
+func observe(st *loopState, faceAt, until time.Duration, pulse float64, pulseFrom time.Duration) {
+	at := func(i int) time.Duration { return time.Duration(math.Round(float64(i) * float64(time.Second) / 30)) }
+	i := 0
+	for st.stream.Frames() > 0 && at(i) <= st.last {
+		i++
+	}
+	for ; at(i) <= until; i++ {
+		o := face.Observation{SceneLuma: 100, BackgroundLuma: 100}
+		if faceAt >= 0 && at(i) >= faceAt {
+			g := 110 + cameraNoise(i)
+			if at(i) >= pulseFrom {
+				g *= 1 + pulse/2*math.Sin(2*math.Pi*1.2*at(i).Seconds())
+			}
+			o = face.Observation{Face: true, FaceFraction: 0.45, CentreX: 160, CentreY: 120, Side: 100,
+				R: 150, G: g, B: 90, SkinPixels: 1000, SkinFraction: 0.9, Luma: 0.299*150 + 0.587*g + 0.114*90,
+				SceneLuma: 100, BackgroundLuma: 100}
+		}
+		st.stream.Observe(o, at(i))
+		st.last = at(i)
+	}
+}
+
+// cameraNoise is white noise of about 0.3 levels, the same for frame i at
+// every call: a hash of i (a finaliser of MurmurHash3).
+func cameraNoise(i int) float64 {
+	x := uint64(i)
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return float64(x>>11)/(1<<53) - 0.5
+}
+
+// TestScanResult: a scan whose pulse is clear ends at its duration; one
+// whose pulse is still too faint is analysed again every 5 s up to its
+// longest from the face's arrival, its progress then counting towards the
+// longest, and ends at the first two analyses in a row that answer (a
+// pulse that comes late is answered at 35 s, which alone does not end the
+// scan) or at its longest as it is; a scan that may not go on ends at its
+// duration whatever its pulse.
+func TestScanResult(t *testing.T) {
+	const d = 30 * time.Second
+	for _, tc := range []struct {
+		name      string
+		longest   time.Duration
+		face      time.Duration
+		pulse     float64
+		pulseFrom time.Duration
+		rechecks  []int    // the ends analysed after the duration's, s
+		code      dsp.Code // of the result
+	}{
+		{"a clear pulse", 2 * d, 0, 0.01, 0, nil, ""},
+		{"a pulse from 17 s", 2 * d, 0, 0.01, 17 * time.Second, []int{35, 40}, ""},
+		{"a pulse from 17 s, the longest 35 s", 35 * time.Second, 0, 0.01, 17 * time.Second, []int{35}, ""},
+		{"no pulse", 2 * d, 0, 0, 0, []int{35, 40, 45, 50, 55, 60}, dsp.ConformityMissingSignal},
+		{"no pulse, the face at 8 s", 2 * d, 8 * time.Second, 0, 0, []int{43, 48, 53, 58, 63, 68}, dsp.ConformityMissingSignal},
+		{"no pulse, the longest 42 s", 42 * time.Second, 0, 0, 0, []int{35, 40, 42}, dsp.ConformityMissingSignal},
+		{"no pulse, no longer than the duration", d, 0, 0, 0, nil, dsp.ConformityMissingSignal},
+		{"no face", 2 * d, -1, 0, 0, nil, dsp.ConformityFacePresence},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &session{chain: Scan, srv: &Server{cfg: Config{ScanDuration: d, ScanMaxDuration: tc.longest}}}
+			st := &loopState{stream: dsp.NewStream(nil, dsp.Inputs{})}
+			var ends []int
+			for {
+				end := s.scanEnd(st)
+				observe(st, tc.face, end, tc.pulse, tc.pulseFrom)
+				res, done := s.scanResult(st)
+				if done {
+					if res.Summary.Conformity != tc.code {
+						t.Errorf("ended at %v with %q, want %q", st.last, res.Summary.Conformity, tc.code)
+					}
+					break
+				}
+				next := s.scanEnd(st)
+				ends = append(ends, int(next/time.Second))
+				if want := (st.last - max(tc.face, 0)).Seconds() / tc.longest.Seconds(); math.Abs(s.progress(st)-want) > 1e-9 {
+					t.Errorf("progress %v at %v, want %v of the longest", s.progress(st), st.last, want)
+				}
+				if len(ends) > 20 {
+					t.Fatalf("no end after %v", ends)
+				}
+			}
+			if !slices.Equal(ends, tc.rechecks) {
+				t.Errorf("analysed again at %v s, want %v", ends, tc.rechecks)
 			}
 		})
 	}

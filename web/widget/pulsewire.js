@@ -33,8 +33,9 @@ const events = ['state', 'vitals', 'result', 'calibrated', 'error'];
  * captureMarginMs: frames keep going this long past the latest end of a
  * scan, so that the server sees it covered despite the frames dropped on
  * the way. A scan counts its duration from the face's arrival, which may
- * take up to one duration (after that it ends without a face): frames go
- * until the result comes, and at most twice the duration.
+ * take up to one duration (after that it ends without a face), and goes on
+ * up to its longest (maxDurationMs) while the pulse is faint: frames go
+ * until the result comes, and at most the duration and the longest.
  */
 const captureMarginMs = 1000;
 
@@ -145,7 +146,7 @@ class Widget {
       if (this.gone(run)) return;
       const opened = await this.connect(run, token);
       if (this.gone(run)) return;
-      run.durationMs = opened.durationMs;
+      run.lastFrameMs = opened.durationMs + (opened.maxDurationMs || opened.durationMs) + captureMarginMs;
       run.measureId = opened.measureId;
       this.setState('measuring');
       if (this.transport === 'websocket') this.sendFrames(run);
@@ -184,7 +185,7 @@ class Widget {
     run.sampler = new FrameSampler(video, run.stream.getVideoTracks()[0], { quality: this.options.jpegQuality || 0.85 });
     run.sampler.start(() => run.session.ready(), (captureUs, jpeg) => {
       if (run.firstUs < 0) run.firstUs = captureUs;
-      if (this.chain === 'scan' && captureUs - run.firstUs > (2 * run.durationMs + captureMarginMs) * 1000) {
+      if (this.chain === 'scan' && captureUs - run.firstUs > run.lastFrameMs * 1000) {
         run.sampler.stop();
         return;
       }
