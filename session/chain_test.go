@@ -10,6 +10,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -417,6 +418,9 @@ func TestScanFaintPulse(t *testing.T) {
 	}
 	if longer == 0 {
 		t.Errorf("no vitals after the scan's duration: %+v", vitals)
+	}
+	if !strings.Contains(e.logs.String(), `"faint_pulse":true`) {
+		t.Error("the log does not say that the scan was given more time")
 	}
 }
 

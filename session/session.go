@@ -386,7 +386,7 @@ func (s *session) finish(st *loopState, res dsp.Result) bool {
 	}
 	st.ended, st.endedAt = true, s.srv.now()
 	s.log.Info("session measured", "measure", m.ID, "frames", s.received.Load(), "dropped", s.dropped.Load(),
-		"seconds", res.Summary.Seconds, "conformity", string(res.Summary.Conformity))
+		"seconds", res.Summary.Seconds, "conformity", string(res.Summary.Conformity), "faint_pulse", st.recheck > 0)
 	if st.peer == nil {
 		return false
 	}

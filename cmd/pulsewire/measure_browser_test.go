@@ -289,7 +289,7 @@ func TestWidgetMeasures(t *testing.T) {
 
 // sessionLog is what the server's log says of the session of measure id
 // when it measured: the frames received and dropped, the seconds covered,
-// the conformity.
+// the conformity, whether the scan went on for a faint pulse.
 func sessionLog(srv *serverProc, id string) string {
 	sc := bufio.NewScanner(strings.NewReader(srv.out.String()))
 	for sc.Scan() {
@@ -297,9 +297,11 @@ func sessionLog(srv *serverProc, id string) string {
 			Msg, Measure, Conformity string
 			Frames, Dropped          int
 			Seconds                  float64
+			FaintPulse               bool `json:"faint_pulse"`
 		}
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "session measured" && line.Measure == id {
-			return fmt.Sprintf("received %d frames (dropped %d) over %.1f s, conformity %q", line.Frames, line.Dropped, line.Seconds, line.Conformity)
+			return fmt.Sprintf("received %d frames (dropped %d) over %.1f s, conformity %q, given more time for a faint pulse: %v",
+				line.Frames, line.Dropped, line.Seconds, line.Conformity, line.FaintPulse)
 		}
 	}
 	return "did not log the session"
