@@ -82,7 +82,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.IntVar(&cfg.queue, "queue", control.DefaultQueue, "further received measurement runs that may wait for a worker, in each environment; beyond, 503 with Retry-After")
 	fs.IntVar(&cfg.uploads, "uploads", control.DefaultUploads, "measurement run bodies received at once, in each environment; beyond, 503 with Retry-After")
 	fs.DurationVar(&cfg.sessions.ScanDuration, "scan-duration", session.DefaultScanDuration, "capture time a scan session measures, from the first frame with a face")
-	fs.DurationVar(&cfg.sessions.ScanMaxDuration, "scan-max-duration", 0, "longest a scan goes on, from the same frame, while its pulse is still too faint to answer: it ends as soon as the pulse is clear (default twice --scan-duration; --scan-duration itself: never longer)")
+	fs.DurationVar(&cfg.sessions.ScanMaxDuration, "scan-max-duration", 0, "longest a scan goes on, from the same frame, while its pulse is still too faint to answer: analysed again every 5 s, it ends when two analyses in a row answer (default twice --scan-duration; --scan-duration itself: never longer)")
 	fs.DurationVar(&cfg.sessions.MaxLength, "session-max-length", session.DefaultMaxLength, "longest life of a session, at most 10m (the longest capture analysed)")
 	fs.DurationVar(&cfg.sessions.IdleTimeout, "session-idle-timeout", session.DefaultIdleTimeout, "a session without frames for this long ends (a dropped connection may resume within it)")
 	fs.Int64Var(&cfg.sessions.MaxFrameBytes, "max-frame-bytes", session.DefaultMaxFrameBytes, "largest WebSocket message of a session (a JPEG frame and its 8-byte header)")
