@@ -41,11 +41,12 @@ test: deps-test
 	$(TEST_ENV) scripts/netns.sh $(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v '/cmd/pulsewire$$')
 	$(TEST_ENV) scripts/netns.sh $(GO) test -race -timeout 20m ./cmd/pulsewire
 
-## check: formatting, vet, staticcheck (pinned), and the API reference: the OpenAPI
+## check: formatting, no built program tracked, vet, staticcheck (pinned), and the API reference: the OpenAPI
 ## document lints clean under Redocly CLI and the Redoc bundle served at /docs is the
 ## pinned one (scripts/apidocs, npm with a lockfile; `check.sh --update` after a bump)
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@for f in $$(git ls-files); do if [ -f "$$f" ] && [ "$$(head -c4 "$$f" | tail -c3 | tr -d "\\000")" = ELF ]; then echo "a built program is tracked: $$f"; exit 1; fi; done
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	bash scripts/apidocs/check.sh
