@@ -77,9 +77,10 @@ func webcamClips(dir string, set webcamSet, strength float64, sig *[3]float64, v
 		hrv, _ := t.add(c.result, dsp.HRV, c.truth.RMSSD)
 		if verbose {
 			course := c.truth.HRCourse
-			fmt.Printf("%-62s hr %5.1f/%5.1f (%3.0f->%3.0f) plain POS %5.1f br %4.1f/%4.1f rmssd %5.1f/%5.1f %s snr %.1f %s\n", presets[i].Name,
-				hr, c.truth.HeartRate, course[0], course[len(course)-1], c.plainPOS, br, c.truth.BreathingRate, hrv, c.truth.RMSSD,
-				c.result.Summary.Method, c.result.Summary.SNRdB, c.result.Summary.Conformity)
+			s := c.result.Summary
+			fmt.Printf("%-62s hr %5.1f/%5.1f (%3.0f->%3.0f) tracked %5.1f confidence %.2f plain POS %5.1f br %4.1f/%4.1f rmssd %5.1f/%5.1f %s snr %.1f %s\n", presets[i].Name,
+				hr, c.truth.HeartRate, course[0], course[len(course)-1], s.TrackedBpm, s.QualityScore, c.plainPOS, br, c.truth.BreathingRate, hrv, c.truth.RMSSD,
+				s.Method, s.SNRdB, s.Conformity)
 		}
 	}
 	ct := byCondition(clips, append(slices.Clone(webcamConditions), pulseHalves(clips)...))
