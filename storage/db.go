@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Sentinel errors. Callers compare with errors.Is; the control plane maps them
@@ -68,8 +69,8 @@ var migrations embed.FS
 
 // Open opens (creating if needed) the SQLite database at file and brings its
 // schema up to date. Several processes may open the same file at once (the
-// server and the client command): WAL mode lets readers run beside the writer,
-// busy_timeout makes a second writer wait instead of failing, and
+// server and the client command): WAL mode (walMode) lets readers run beside
+// the writer, busy_timeout makes a second writer wait instead of failing, and
 // BEGIN IMMEDIATE (_txlock) takes the write lock at the start of a
 // transaction so that a read-then-write transaction never fails half-way.
 // synchronous=FULL makes every answered write durable, power cut included.
@@ -77,8 +78,11 @@ func Open(ctx context.Context, file string, opts Options) (*DB, error) {
 	if strings.ContainsAny(file, "?#") {
 		return nil, fmt.Errorf("open database: path %q must not contain ? or #", file)
 	}
-	base := "file:" + strings.ReplaceAll(file, "%", "%25") +
-		"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=mmap_size(268435456)"
+	dsn := "file:" + strings.ReplaceAll(file, "%", "%25") + "?_pragma=busy_timeout(10000)"
+	if err := walMode(ctx, dsn); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", file, err)
+	}
+	base := dsn + "&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=mmap_size(268435456)"
 	write, err := sql.Open("sqlite", base+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
@@ -104,6 +108,40 @@ func Open(ctx context.Context, file string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
 	}
 	return db, nil
+}
+
+// walMode puts the file in WAL mode, which the file keeps, so that every
+// connection opened after it (the pools) is in WAL mode. Switching a new file
+// to WAL is done once, here, and retried: SQLite answers SQLITE_BUSY at once,
+// without waiting out busy_timeout, to a connection that asks for the switch
+// while another process makes it on the same new file.
+func walMode(ctx context.Context, dsn string) error {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var mode string
+		err := db.QueryRowContext(ctx, `PRAGMA journal_mode=WAL`).Scan(&mode)
+		var se *sqlite.Error
+		if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("set WAL mode: %w", err)
+		}
+		if mode != "wal" {
+			return fmt.Errorf("set WAL mode: the file stays in %s mode", mode)
+		}
+		return nil
+	}
 }
 
 func newDB(write, read *sql.DB, e *engine, opts Options) *DB {

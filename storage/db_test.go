@@ -169,6 +169,12 @@ func TestOpenConcurrentlyMigratesOnce(t *testing.T) {
 		if n := count(t, db, `SELECT count(*) FROM schema_migrations`); n != len(want) {
 			t.Fatalf("schema_migrations holds %d rows, want %d", n, len(want))
 		}
+		if e.name == "sqlite" {
+			var mode string
+			if err := db.reader().QueryRow(context.Background(), `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+				t.Fatalf("journal mode %q (%v), want wal", mode, err)
+			}
+		}
 	})
 }
 
