@@ -58,7 +58,9 @@ func mediaKinds(t *testing.T, test func(t *testing.T, m Media, raw *rawMedia)) {
 		}
 		t.Setenv("AWS_ACCESS_KEY_ID", s3.server.AccessKey)
 		t.Setenv("AWS_SECRET_ACCESS_KEY", s3.server.SecretKey)
-		prefix := "media-" + strings.ReplaceAll(t.Name(), "/", "-")
+		// One server serves every run of the package (go test -count=N):
+		// the random part keeps each run's prefix its own.
+		prefix := "media-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + uuid.NewString()[:8]
 		m, err := OpenS3Media(context.Background(), s3.server.URL(prefix), "production")
 		if err != nil {
 			t.Fatal(err)
