@@ -57,20 +57,22 @@ const sampleWindow = 64 << 10
 // unknown or repeated member, an element that is not a number (NaN and
 // Infinity are not JSON), more than dsp.MaxSamples samples, a contact trace
 // mixed with a camera one, or a missing channel; inputs over maxJSONBody
-// together (their values, and what separates them), more than 1000 tags,
-// or a value over its window. The inputs'
+// together (from the comma before each to the end of its value), more than
+// 1000 tags, or a value over its window. The inputs'
 // own rules, and the arrays' lengths and order, are checked later
 // (ParseMeasureInput, Validate).
 func DecodeSignal(r io.Reader) (SignalBody, error) {
 	var b SignalBody
-	dec, win := newWindowedDecoder(r, sampleWindow)
-	if err := expectDelim(dec, '{', "the body"); err != nil {
+	win := newWindowedDecoder(r, sampleWindow)
+	dec := win.dec
+	if err := expectDelim(win, '{', "the body"); err != nil {
 		return b, windowError(err)
 	}
 	in := signalInputs{object: object{}, left: maxJSONBody}
 	var arrays map[string][]float64
 	for dec.More() {
-		key, err := memberName(dec)
+		start := dec.InputOffset()
+		key, err := memberName(win)
 		if err != nil {
 			return b, windowError(err)
 		}
@@ -79,18 +81,18 @@ func DecodeSignal(r io.Reader) (SignalBody, error) {
 				return b, invalidf("signal is given twice")
 			}
 			win.window = sampleWindow
-			if arrays, err = decodeSignalObject(dec); err != nil {
+			if arrays, err = decodeSignalObject(win); err != nil {
 				return b, windowError(err)
 			}
 			continue
 		}
-		if err := in.member(dec, win, key); err != nil {
+		if err := in.member(win, key, start); err != nil {
 			return b, windowError(err)
 		}
 	}
 	win.window = sampleWindow
 	if _, err := dec.Token(); err != nil { // the closing brace
-		return b, windowError(syntaxError(err))
+		return b, windowError(syntaxError(win, err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return b, invalidf("the body must hold one JSON object and nothing after it")
@@ -120,11 +122,13 @@ var listBounds = map[string]int{
 	"unwantedVariables": len(dsp.AllVariables),
 }
 
-// member reads the input member key. A list streams element by element and
-// stops at the first element past its bound; another member is read whole
-// within what is left of the inputs' bound; an unknown member is refused
-// before its value is read.
-func (in *signalInputs) member(dec *json.Decoder, win *jsonWindow, key string) error {
+// member reads the input member key, whose comma or name began at offset
+// start: from there to the end of its value, it counts against what is left
+// of the inputs' bound, and no read goes past what is left. A list streams
+// element by element and stops at the first element past its bound;
+// another member is read whole; an unknown member is refused before its
+// value is read.
+func (in *signalInputs) member(win *jsonWindow, key string, start int64) error {
 	if _, ok := in.object[key]; ok {
 		return invalidf("%s is given twice", key)
 	}
@@ -132,34 +136,37 @@ func (in *signalInputs) member(dec *json.Decoder, win *jsonWindow, key string) e
 	if !list && key != "userData" && key != "computeOptions" {
 		return invalidf("property %s should not exist", key)
 	}
-	win.window = in.left
-	start := dec.InputOffset()
+	dec := win.dec
+	end := start + in.left
+	win.window = end - dec.InputOffset()
 	var raw json.RawMessage
 	var err error
 	if list {
-		raw, err = decodeList(dec, key, bound)
+		raw, err = decodeList(win, key, bound, end)
 	} else if err = dec.Decode(&raw); err != nil {
-		err = syntaxError(err)
+		err = syntaxError(win, err)
 	}
 	in.left -= dec.InputOffset() - start
 	in.object[key] = raw
-	if errors.As(err, new(errWindow)) {
+	if errors.As(err, new(errWindow)) || err == nil && in.left < 0 {
 		return &Error{Code: Invalid, Messages: []string{fmt.Sprintf("the members beside signal must hold at most %d bytes together", maxJSONBody)}, Err: err}
 	}
 	return err
 }
 
-// decodeList reads the list at key, or null, element by element; more than
-// bound elements is refused at the first one past. Anything but an array
-// or null is passed on for ParseMeasureInput to refuse in its own words.
-func decodeList(dec *json.Decoder, key string, bound int) (json.RawMessage, error) {
+// decodeList reads the list at key, or null, element by element, reading
+// nothing past offset end; more than bound elements is refused at the first
+// one past. Anything but an array or null is passed on for
+// ParseMeasureInput to refuse in its own words.
+func decodeList(win *jsonWindow, key string, bound int, end int64) (json.RawMessage, error) {
+	dec := win.dec
 	if !dec.More() {
-		return nil, syntaxError(io.ErrUnexpectedEOF)
+		return nil, syntaxError(win, io.ErrUnexpectedEOF)
 	}
 	var items []json.RawMessage
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, syntaxError(err)
+		return nil, syntaxError(win, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		if d == '{' {
@@ -173,14 +180,15 @@ func decodeList(dec *json.Decoder, key string, bound int) (json.RawMessage, erro
 		if len(items) == bound {
 			return nil, invalidf("%s must contain no more than %d elements", key, bound)
 		}
+		win.window = end - dec.InputOffset()
 		var item json.RawMessage
 		if err := dec.Decode(&item); err != nil {
-			return nil, syntaxError(err)
+			return nil, syntaxError(win, err)
 		}
 		items = append(items, item)
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, syntaxError(err)
+		return nil, syntaxError(win, err)
 	}
 	return json.Marshal(items)
 }
@@ -261,13 +269,14 @@ func (b SignalBody) Analyze(in dsp.Inputs) dsp.Result {
 }
 
 // decodeSignalObject reads the signal member's object into its arrays.
-func decodeSignalObject(dec *json.Decoder) (map[string][]float64, error) {
-	if err := expectDelim(dec, '{', "signal"); err != nil {
+func decodeSignalObject(win *jsonWindow) (map[string][]float64, error) {
+	dec := win.dec
+	if err := expectDelim(win, '{', "signal"); err != nil {
 		return nil, err
 	}
 	arrays := map[string][]float64{}
 	for dec.More() {
-		key, err := memberName(dec)
+		key, err := memberName(win)
 		if err != nil {
 			return nil, err
 		}
@@ -277,20 +286,21 @@ func decodeSignalObject(dec *json.Decoder) (map[string][]float64, error) {
 		case arrays[key] != nil:
 			return nil, invalidf("signal.%s is given twice", key)
 		}
-		if arrays[key], err = decodeNumbers(dec, "signal."+key); err != nil {
+		if arrays[key], err = decodeNumbers(win, "signal."+key); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, syntaxError(err)
+		return nil, syntaxError(win, err)
 	}
 	return arrays, nil
 }
 
 // decodeNumbers reads an array of at most dsp.MaxSamples numbers; never
 // nil, so that an empty array is told apart from a missing one.
-func decodeNumbers(dec *json.Decoder, path string) ([]float64, error) {
-	if err := expectDelim(dec, '[', path); err != nil {
+func decodeNumbers(win *jsonWindow, path string) ([]float64, error) {
+	dec := win.dec
+	if err := expectDelim(win, '[', path); err != nil {
 		return nil, err
 	}
 	xs := []float64{}
@@ -299,8 +309,8 @@ func decodeNumbers(dec *json.Decoder, path string) ([]float64, error) {
 			return nil, invalidf("%s.%d: at most %d samples", path, len(xs), dsp.MaxSamples)
 		}
 		tok, err := dec.Token()
-		if isEOF(err) || errors.As(err, new(errWindow)) {
-			return nil, syntaxError(err) // cut short, or over its window
+		if win.cutShort(err) || errors.As(err, new(errWindow)) {
+			return nil, syntaxError(win, err) // cut short, or over its window
 		}
 		x, ok := tok.(float64)
 		if err != nil || !ok {
@@ -309,16 +319,16 @@ func decodeNumbers(dec *json.Decoder, path string) ([]float64, error) {
 		xs = append(xs, x)
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, syntaxError(err)
+		return nil, syntaxError(win, err)
 	}
 	return xs, nil
 }
 
 // expectDelim reads the opening delimiter of what is at path.
-func expectDelim(dec *json.Decoder, want json.Delim, path string) error {
-	tok, err := dec.Token()
+func expectDelim(win *jsonWindow, want json.Delim, path string) error {
+	tok, err := win.dec.Token()
 	if err != nil {
-		return syntaxError(err)
+		return syntaxError(win, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != want {
 		kind := map[json.Delim]string{'{': "an object", '[': "an array"}[want]
@@ -328,18 +338,18 @@ func expectDelim(dec *json.Decoder, want json.Delim, path string) error {
 }
 
 // memberName reads the name of an object member.
-func memberName(dec *json.Decoder) (string, error) {
-	tok, err := dec.Token()
+func memberName(win *jsonWindow) (string, error) {
+	tok, err := win.dec.Token()
 	if err != nil {
-		return "", syntaxError(err)
+		return "", syntaxError(win, err)
 	}
 	key, _ := tok.(string) // a decoder only yields strings here
 	return key, nil
 }
 
-// syntaxError answers a body that is not JSON.
-func syntaxError(err error) error {
-	if isEOF(err) {
+// syntaxError answers a body that is not JSON, or that ends too early.
+func syntaxError(win *jsonWindow, err error) error {
+	if win.cutShort(err) {
 		return invalidf("the body is not valid JSON: it ends too early")
 	}
 	return &Error{Code: Invalid, Messages: []string{fmt.Sprintf("the body is not valid JSON: %v", err)}, Err: err}

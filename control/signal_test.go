@@ -104,6 +104,28 @@ func (r *repeated) Read(p []byte) (int, error) {
 	return read, nil
 }
 
+// TestDecodeSignalCutShort: a body that ends inside a value is told as cut
+// short wherever it ends, whichever encoding/json the server is built with
+// (the one built on encoding/json/v2 reports some of these as syntax
+// errors at the input's end, not as io.EOF).
+func TestDecodeSignalCutShort(t *testing.T) {
+	const whole = `{"signal":{"timestamps":[0,10],"values":[1,2]},"tags":["a","b"],"userData":{"externalId":"x"}}`
+	for n := 1; n < len(whole); n++ {
+		_, err := DecodeSignal(strings.NewReader(whole[:n]))
+		if err == nil || ErrorCode(err) != Invalid || !strings.Contains(err.Error(), "ends too early") {
+			t.Errorf("%s: %v, want it to end too early", whole[:n], err)
+		}
+	}
+	if _, err := DecodeSignal(strings.NewReader(whole)); err != nil {
+		t.Fatalf("whole: %v", err)
+	}
+	for _, body := range []string{`{"signal":{"values":[1,x`, `{"signal":{"values":[1]} x`, `{"tags":["a" "b"]`} {
+		if _, err := DecodeSignal(strings.NewReader(body)); err == nil || strings.Contains(err.Error(), "ends too early") {
+			t.Errorf("%s: %v, want it refused for what it holds", body, err)
+		}
+	}
+}
+
 // TestDecodeSignalBounds: the body streams, and each bound is checked as
 // the body passes it: at a bound the body is taken, one past it it is
 // refused, and the decoder has read no more than a window beyond the
@@ -124,14 +146,20 @@ func TestDecodeSignalBounds(t *testing.T) {
 		{"1001 tags of 2 million", func() io.Reader {
 			return io.MultiReader(strings.NewReader(`{`+signal+`,"tags":["t"`), &repeated{s: `,"t"`, n: 2_000_000}, strings.NewReader(`]}`))
 		}, "tags must contain no more than 1000 elements", 64 << 10},
+		// The inputs' bytes count from the comma before each member to
+		// the end of its value.
 		{"inputs at their bound", func() io.Reader {
-			pad := maxJSONBody - len(`{"externalId":""}`)
+			pad := maxJSONBody - len(`,"userData":{"externalId":""}`)
 			return strings.NewReader(`{` + signal + `,"userData":{"externalId":"` + strings.Repeat("x", pad) + `"}}`)
 		}, "", 0},
 		{"inputs one byte past it", func() io.Reader {
-			pad := maxJSONBody - len(`{"externalId":""}`) + 1
+			pad := maxJSONBody - len(`,"userData":{"externalId":""}`) + 1
 			return strings.NewReader(`{` + signal + `,"userData":{"externalId":"` + strings.Repeat("x", pad) + `"}}`)
 		}, "the members beside signal must hold at most 1048576 bytes together", maxJSONBody + 64<<10},
+		{"1000 tags over the bound together", func() io.Reader {
+			tag := `,"` + strings.Repeat("t", 2<<10) + `"`
+			return io.MultiReader(strings.NewReader(`{`+signal+`,"tags":["t"`), &repeated{s: tag, n: maxTags - 1}, strings.NewReader(`]}`))
+		}, "the members beside signal must hold at most", maxJSONBody + 64<<10},
 		{"a 40 MB tag", func() io.Reader {
 			return io.MultiReader(strings.NewReader(`{"tags":["`), &repeated{s: "x", n: big}, strings.NewReader(`"],`+signal+`}`))
 		}, "the members beside signal must hold at most", maxJSONBody + 64<<10},
