@@ -8,7 +8,7 @@ export GOTOOLCHAIN := go1.27.3
 BIN       := bin/pulsewire
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test check bench accuracy synth load memory cluster deps-run deps-test clean
+.PHONY: all build run test check vulncheck bench accuracy synth load memory cluster deps-run deps-test clean
 
 all: check test
 
@@ -55,6 +55,12 @@ check:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	bash scripts/apidocs/check.sh
+
+## vulncheck: the modules and the Go standard library the server is built with, against the Go
+## vulnerability database (govulncheck: only what our code can reach; the database through the Go
+## module proxy; VULNDB=VERSION pins it) (docs/operations.md)
+vulncheck:
+	bash scripts/vulncheck.sh
 
 ## bench: speed benchmarks (numbers, not assertions), then the cluster's throughput
 ## and latency through HAProxy with 1 and 3 instances (scripts/cluster -bench)
