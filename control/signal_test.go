@@ -55,7 +55,9 @@ func TestDecodeSignalSampleLimit(t *testing.T) {
 }
 
 // FuzzDecodeSignal: any body is decoded or refused as a validation error,
-// never a panic, and what is decoded validates or is refused likewise.
+// never a panic, and what is decoded validates or is refused likewise; a
+// body taken is one JSON object, so cut inside it, it is refused as cut
+// short.
 func FuzzDecodeSignal(f *testing.F) {
 	f.Add(`{"signal":{"timestamps":[0,33.3,66.7],"r":[1,2,3],"g":[1,2,3],"b":[1,2,3]},"tags":["x"]}`)
 	f.Add(`{"signal":{"timestamps":[0,10],"values":[1,2]},"userData":{"age":40}}`)
@@ -72,6 +74,12 @@ func FuzzDecodeSignal(f *testing.F) {
 		}
 		if (b.PPG == nil) == (b.Trace == nil) {
 			t.Fatalf("decoded %+v: want exactly one trace", b)
+		}
+		whole := strings.TrimRight(body, " \t\r\n")
+		for _, n := range []int{len(whole) / 2, len(whole) - 1} {
+			if _, err := DecodeSignal(strings.NewReader(whole[:n])); err == nil || !strings.Contains(err.Error(), "ends too early") {
+				t.Fatalf("%q cut to %d bytes: %v, want it cut short", body, n, err)
+			}
 		}
 		if err := b.Validate(); err != nil && ErrorCode(err) != Invalid {
 			t.Fatalf("validate: %v", err)
