@@ -3,6 +3,8 @@ package control
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -12,12 +14,17 @@ import (
 // checked on its own and a member nobody asked for can be refused.
 type object map[string]json.RawMessage
 
-// decodeObject reads raw as one JSON object. A duplicated member keeps its
-// last value, as encoding/json does.
+// decodeObject reads raw as one JSON object, with nothing after it but
+// blanks. A duplicated member keeps its last value, as encoding/json does.
 func decodeObject(raw []byte) (object, bool) {
 	var o object
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&o); err != nil || o == nil || dec.More() {
+	if err := dec.Decode(&o); err != nil || o == nil {
+		return nil, false
+	}
+	// The end of the input, not !dec.More(): More is false before a stray
+	// closing } or ] too.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, false
 	}
 	return o, true

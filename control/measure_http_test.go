@@ -89,6 +89,9 @@ func TestCreateMeasureValidation(t *testing.T) {
 		{"unknown field", `{"user":{}}`, "property user should not exist"},
 		{"malformed JSON", `{"tags":[}`, "the body must be a JSON object"},
 		{"two objects", `{}{}`, "the body must be a JSON object"},
+		{"a stray closing brace after", `{"tags":["a"]}}`, "the body must be a JSON object"},
+		{"a stray bracket after", `{} ]`, "the body must be a JSON object"},
+		{"blanks after", "{}\n\t ", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do("POST", "/measures", key, tc.body)

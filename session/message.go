@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -83,8 +84,7 @@ var errMessage = errors.New("malformed message")
 func parseClientMessage(data []byte) (clientMessage, error) {
 	var m clientMessage
 	var o map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&o); err != nil || o == nil || dec.More() {
+	if err := decodeOne(json.NewDecoder(bytes.NewReader(data)), &o); err != nil || o == nil {
 		return m, fmt.Errorf("%w: not one JSON object", errMessage)
 	}
 	if err := json.Unmarshal(o["type"], &m.Type); err != nil || members[m.Type] == nil {
@@ -227,4 +227,17 @@ func newVitals(v dsp.Vitals, progress float64, received, dropped, rejected int64
 // share is the part of whole covered, within 0-1.
 func share(covered, whole time.Duration) float64 {
 	return min(1, max(0, float64(covered)/float64(whole)))
+}
+
+// decodeOne decodes one JSON value from dec into v, and refuses anything
+// after it but blanks: the end of the input, not !dec.More(), which is
+// false before a stray closing } or ] too.
+func decodeOne(dec *json.Decoder, v any) error {
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("more after the JSON value")
+	}
+	return nil
 }

@@ -58,7 +58,7 @@ func readWHIP(w http.ResponseWriter, r *http.Request) (whipRequest, error) {
 		}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&b); err != nil || dec.More() {
+		if err := decodeOne(dec, &b); err != nil {
 			return req, errors.Join(errWHIPRequest, errors.New("the body must be one JSON object {offer, measure | measureId}"))
 		}
 		if b.MeasureID != "" && (req.open.measureID != "" || (b.Measure != nil && !isNull(b.Measure))) {

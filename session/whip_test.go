@@ -504,6 +504,7 @@ func TestWHIPRefusals(t *testing.T) {
 		{"no fingerprint", "?chain=scan", "application/sdp", withoutAttribute(offer, "fingerprint"), scan, 400},
 		{"text/plain", "?chain=scan", "text/plain", offer, scan, 400},
 		{"JSON with an unknown member", "?chain=scan", "application/json", `{"offer":"x","sdp":"y"}`, scan, 400},
+		{"JSON with a stray brace after it", "?chain=scan", "application/json", jsonOffer(offer, `"measure":null`) + "}", scan, 400},
 		{"invalid measure inputs", "?chain=scan", "application/json", jsonOffer(offer, `"measure":{"tags":[""]}`), scan, 401},
 		{"too large", "?chain=scan", "application/sdp", strings.Repeat("v=0\r\n", maxOfferBytes/5+1), scan, 413},
 		// At the size limit the body is read (and refused as no offer);
