@@ -45,7 +45,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, analyzeUsage)
+		fmt.Fprint(fs.Output(), analyzeUsage)
 		fs.PrintDefaults()
 	}
 	var person personFlag
@@ -59,11 +59,8 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// Flags may come before or after the files.
 	var files []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return errUsage
+		if err := parseArgs(fs, args, stdout); err != nil {
+			return helpIsDone(err)
 		}
 		if fs.NArg() == 0 {
 			break

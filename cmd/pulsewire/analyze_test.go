@@ -343,12 +343,12 @@ func TestAnalyzeExplainsRefusal(t *testing.T) {
 }
 
 func TestAnalyzeHelp(t *testing.T) {
-	_, stderr, err := analyze(t, "--help")
+	stdout, _, err := pulsewire(t, "analyze", "--help")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Usage: pulsewire analyze FILE", "-user-data", "signal file"} {
-		if !strings.Contains(stderr, want) {
+		if !strings.Contains(stdout, want) {
 			t.Errorf("help lacks %q", want)
 		}
 	}

@@ -73,9 +73,9 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	flags.SetOutput(stderr)
 	dataDir := flags.String("data-dir", "./data", "the data folder of the server")
 	out := flags.String("out", "", "the new folder the backup is written to")
-	flags.Usage = func() { fmt.Fprint(stderr, backupUsage); flags.PrintDefaults() }
+	flags.Usage = func() { fmt.Fprint(flags.Output(), backupUsage); flags.PrintDefaults() }
 	withEnvNames(flags)
-	if err := parseFlags(flags, args); err != nil {
+	if err := parseFlags(flags, args, stdout); err != nil {
 		return helpIsDone(err)
 	}
 	if *out == "" || flags.NArg() > 0 {

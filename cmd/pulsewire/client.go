@@ -53,6 +53,7 @@ both commands, but clients have no media: it is not opened.
 // clientFlags are the flags every client subcommand takes.
 type clientFlags struct {
 	fs             *flag.FlagSet
+	stdout         io.Writer // where help asked for goes
 	store          storeConfig
 	env            string
 	createDataDir  bool
@@ -63,11 +64,11 @@ type clientFlags struct {
 	allowPrivate   bool
 }
 
-func newClientFlags(sub string, stderr io.Writer, extra ...string) *clientFlags {
-	f := &clientFlags{fs: flag.NewFlagSet("client "+sub, flag.ContinueOnError)}
+func newClientFlags(sub string, stdout, stderr io.Writer, extra ...string) *clientFlags {
+	f := &clientFlags{fs: flag.NewFlagSet("client "+sub, flag.ContinueOnError), stdout: stdout}
 	f.fs.SetOutput(stderr)
 	f.fs.Usage = func() {
-		fmt.Fprint(stderr, clientUsage, "\nFlags of client ", sub, ":\n")
+		fmt.Fprint(f.fs.Output(), clientUsage, "\nFlags of client ", sub, ":\n")
 		f.fs.PrintDefaults()
 	}
 	storeFlags(f.fs, &f.store)
@@ -96,7 +97,7 @@ func newClientFlags(sub string, stderr io.Writer, extra ...string) *clientFlags 
 func (f *clientFlags) parse(args []string) ([]string, error) {
 	var positional []string
 	for {
-		if err := parseFlags(f.fs, args); err != nil {
+		if err := parseFlags(f.fs, args, f.stdout); err != nil {
 			return nil, err
 		}
 		if f.fs.NArg() == 0 {
@@ -178,11 +179,12 @@ func (f *clientFlags) creditsFlag() (*int64, error) {
 }
 
 func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, clientUsage)
-		if len(args) == 0 {
-			return errUsage
-		}
+		return errUsage
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(stdout, clientUsage)
 		return nil
 	}
 	var run func(context.Context, []string, io.Writer, io.Writer) error
@@ -205,7 +207,7 @@ func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func clientCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newClientFlags("create", stderr, "name", "variables", "monthly-credits")
+	f := newClientFlags("create", stdout, stderr, "name", "variables", "monthly-credits")
 	if err := f.parseNone(args); err != nil {
 		return err
 	}
@@ -256,7 +258,7 @@ func newClientView(env control.Env, c storage.Client) clientView {
 }
 
 func clientList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newClientFlags("list", stderr)
+	f := newClientFlags("list", stdout, stderr)
 	if err := f.parseNone(args); err != nil {
 		return err
 	}
@@ -277,7 +279,7 @@ func clientList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func clientUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newClientFlags("update", stderr, "variables", "monthly-credits")
+	f := newClientFlags("update", stdout, stderr, "variables", "monthly-credits")
 	id, err := f.parseID(args)
 	if err != nil {
 		return err
@@ -300,7 +302,7 @@ func clientUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func clientDeactivate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newClientFlags("deactivate", stderr)
+	f := newClientFlags("deactivate", stdout, stderr)
 	id, err := f.parseID(args)
 	if err != nil {
 		return err

@@ -93,8 +93,8 @@ func TestClientCommands(t *testing.T) {
 			}
 		})
 	}
-	if _, stderr, err := pulsewire(t, "client", "create", "--help"); err != nil || !strings.Contains(stderr, "PULSEWIRE_DATA_DIR") {
-		t.Fatalf("help: %v %q", err, stderr)
+	if stdout, _, err := pulsewire(t, "client", "create", "--help"); err != nil || !strings.Contains(stdout, "PULSEWIRE_DATA_DIR") {
+		t.Fatalf("help: %v %q", err, stdout)
 	}
 }
 
@@ -172,13 +172,13 @@ func TestVersion(t *testing.T) {
 // TestServeHelpSaysWhatDevDoes: --dev is what mounts the demo page and its
 // token route, and the help says so.
 func TestServeHelpSaysWhatDevDoes(t *testing.T) {
-	_, stderr, err := pulsewire(t, "serve", "--help")
+	stdout, _, err := pulsewire(t, "serve", "--help")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"demo page at /", "/demo/access-tokens", "without an API key", "/docs"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("serve --help does not say %q:\n%s", want, stderr)
+		if !strings.Contains(stdout, want) {
+			t.Errorf("serve --help does not say %q:\n%s", want, stdout)
 		}
 	}
 }

@@ -43,11 +43,12 @@ func main() {
 var errUsage = fmt.Errorf("usage")
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return errUsage
-		}
+		return errUsage
+	}
+	if isHelp(args[0]) {
+		usage(stdout)
 		return nil
 	}
 	if args[0] == "--version" || args[0] == "-version" {
@@ -61,6 +62,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "pulsewire: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return errUsage
+}
+
+// isHelp reports whether arg asks for help: its text then goes to stdout,
+// where it can be piped and read; usage after a mistake goes to stderr.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
 }
 
 func usage(w io.Writer) {

@@ -34,9 +34,9 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	flags.SetOutput(stderr)
 	from := flags.String("from", "", "the backup folder 'pulsewire backup' wrote")
 	dataDir := flags.String("data-dir", "./data", "the data folder to restore into")
-	flags.Usage = func() { fmt.Fprint(stderr, restoreUsage); flags.PrintDefaults() }
+	flags.Usage = func() { fmt.Fprint(flags.Output(), restoreUsage); flags.PrintDefaults() }
 	withEnvNames(flags)
-	if err := parseFlags(flags, args); err != nil {
+	if err := parseFlags(flags, args, stdout); err != nil {
 		return helpIsDone(err)
 	}
 	if *from == "" || flags.NArg() > 0 {

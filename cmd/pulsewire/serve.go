@@ -93,7 +93,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "address of the admin listener: Prometheus metrics at /metrics, /healthz and /readyz; off when empty, loopback when the host is left out (:9090)")
 	fs.Var(&cfg.sessions.WebRTCPorts, "webrtc-udp-ports", "UDP port range `min-max` WebRTC takes its ports from, e.g. 50000-50100, for a firewall to open (default any port)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, serveUsage)
+		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
 	}
 	withEnvNames(fs)
@@ -102,7 +102,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveConfig) {
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, cfg := serveFlags(stderr)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return helpIsDone(err)
 	}
 	if fs.NArg() > 0 {
@@ -461,9 +461,8 @@ func withEnvNames(fs *flag.FlagSet) {
 }
 
 // parseFlags sets every flag of fs from its environment variable, when that
-// is set, then parses args, so that the command line wins. Help is no
-// error; a bad flag is errUsage (fs has printed why).
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// is set, then parses args (parseArgs), so that the command line wins.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && err == nil {
@@ -475,10 +474,26 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	return parseArgs(fs, args, stdout)
+}
+
+// parseArgs parses args. Help asked for (-h, --help) goes to stdout, where it
+// can be piped into a pager or grep, and is errHelp; after a bad flag the
+// usage goes to fs's output (stderr) below the reason, and is errUsage. Every
+// Usage writes to fs.Output() for this.
+func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
 	switch err := fs.Parse(args); {
 	case errors.Is(err, flag.ErrHelp):
+		out := fs.Output()
+		fs.SetOutput(stdout)
+		usage()
+		fs.SetOutput(out)
 		return errHelp
 	case err != nil:
+		usage()
 		return errUsage
 	}
 	return nil

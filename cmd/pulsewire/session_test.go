@@ -97,8 +97,8 @@ func TestServeWebRTCFlags(t *testing.T) {
 			}
 		})
 	}
-	_, stderr, err := pulsewire(t, "serve", "--help")
-	if err != nil || !strings.Contains(stderr, "PULSEWIRE_WEBRTC_PUBLIC_IP") || !strings.Contains(stderr, "PULSEWIRE_WEBRTC_UDP_PORTS") {
-		t.Fatalf("help: %v %q", err, stderr)
+	stdout, _, err := pulsewire(t, "serve", "--help")
+	if err != nil || !strings.Contains(stdout, "PULSEWIRE_WEBRTC_PUBLIC_IP") || !strings.Contains(stdout, "PULSEWIRE_WEBRTC_UDP_PORTS") {
+		t.Fatalf("help: %v %q", err, stdout)
 	}
 }

@@ -61,8 +61,8 @@ func (v buildVersion) String() string {
 
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
-		if args[0] == "-h" || args[0] == "--help" {
-			fmt.Fprintln(stderr, "Usage: pulsewire version\n\nPrints the module version, the source revision the binary was built from and the Go version.")
+		if isHelp(args[0]) {
+			fmt.Fprintln(stdout, "Usage: pulsewire version\n\nPrints the module version, the source revision the binary was built from and the Go version.")
 			return nil
 		}
 		fmt.Fprintf(stderr, "version takes no arguments, got %q\n", args)

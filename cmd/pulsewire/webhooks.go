@@ -19,7 +19,7 @@ func clientWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
-		fmt.Fprint(stderr, clientUsage)
+		fmt.Fprint(stdout, clientUsage)
 		return nil
 	case "add":
 		return webhooksAdd(ctx, args[1:], stdout, stderr)
@@ -58,7 +58,7 @@ func withClient(ctx context.Context, f *clientFlags, args []string, want int, do
 }
 
 func webhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newClientFlags("webhooks add", stderr, "url")
+	f := newClientFlags("webhooks add", stdout, stderr, "url")
 	return withClient(ctx, f, args, 0, func(svc *control.Service, c storage.Client, _ []string) error {
 		var events []string
 		for e := range strings.SplitSeq(f.events, ",") {
@@ -79,7 +79,7 @@ func webhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func webhooksList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newClientFlags("webhooks list", stderr)
+	f := newClientFlags("webhooks list", stdout, stderr)
 	return withClient(ctx, f, args, 0, func(svc *control.Service, c storage.Client, _ []string) error {
 		ws, err := svc.WebhookEndpoints(ctx, c)
 		if err != nil {
@@ -94,7 +94,7 @@ func webhooksList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func webhooksRemove(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newClientFlags("webhooks remove", stderr)
+	f := newClientFlags("webhooks remove", stdout, stderr)
 	return withClient(ctx, f, args, 1, func(svc *control.Service, c storage.Client, rest []string) error {
 		err := svc.DeleteWebhookEndpoint(ctx, c, rest[0])
 		if code := control.ErrorCode(err); code == control.NotFound || code == control.Invalid {
