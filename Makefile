@@ -6,6 +6,8 @@ GO        ?= go
 # (GOTOOLCHAIN=local) and so ignore go.mod's toolchain line.
 export GOTOOLCHAIN := go1.27.3
 BIN       := bin/pulsewire
+# The real recordings make accuracy scores (docs/accuracy.md says what it holds and where from).
+DATA      ?= ../shared/data
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all build run test check vulncheck bench accuracy synth load memory cluster deps-run deps-test clean
@@ -73,14 +75,14 @@ bench: deps-test build
 cluster: deps-test build
 	PULSEWIRE_BINARY=$(CURDIR)/$(BIN) PULSEWIRE_VERSITYGW=$(CURDIR)/bin/versitygw $(GO) run ./scripts/cluster
 
-## accuracy: accuracy on the real recordings in ../shared/data (contact PPG, face skin), the
+## accuracy: accuracy on the real recordings in DATA (default ../shared/data; contact PPG, face skin), the
 ## synthetic clips (the benchmark set encoded and not, fresh seeds, the webcam set, the key-frame
 ## set) and face detection on labelled photos, drawing docs/figures (the decision's chart, the
 ## regions picture); answered share beside the error everywhere; RECORDINGS=FOLDER adds your own
 ## videos and signals listed in FOLDER/reference.csv, PHONES=FOLDER a copy of the Welltory PPG
 ## data set (fingertips on people's own phones; not shipped) (docs/accuracy.md)
 accuracy: deps-run
-	$(GO) run ./scripts/accuracy -decision-picture docs/figures/decision.svg -regions-picture docs/figures/regions.jpg \
+	$(GO) run ./scripts/accuracy -data $(DATA) -decision-picture docs/figures/decision.svg -regions-picture docs/figures/regions.jpg \
 		$(if $(RECORDINGS),-recordings $(RECORDINGS)) $(if $(PHONES),-phones $(PHONES))
 
 ## load: concurrent realtime sessions against a fresh server (scripts/load; 40 by default)

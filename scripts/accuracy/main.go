@@ -1,6 +1,6 @@
 // Command accuracy measures how close the dsp package comes to reference
 // values, on synthetic clips with known ground truth and on real recordings
-// made by others (../shared/data beside the repository). It prints one table
+// made by others (-data; docs/accuracy.md lists them). It prints one table
 // per data set: for hr, br and hrv the mean absolute error, the root mean
 // square error and Pearson's r against the reference, and how often each
 // error code came back; it closes with one summary of the heart rate on
@@ -28,7 +28,7 @@ import (
 )
 
 func main() {
-	data := flag.String("data", "../shared/data", "folder of the real recordings")
+	data := flag.String("data", "../shared/data", "folder of the real recordings: uw-phone-oximetry, neurokit-resting and bias-eval-rppg, each as its repository lays it out (docs/accuracy.md)")
 	synthDir := flag.String("synth", "", "folder of the generated benchmark clips (default: generate into a temporary folder)")
 	webcamDir := flag.String("webcam", "", "folder of the generated webcam-like clips, all four sets (default: generate into a temporary folder)")
 	keyFrameDir := flag.String("keyframes", "", "folder of the generated key-frame clips (default: generate into a temporary folder)")
