@@ -9,13 +9,13 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
-// requestLimit is a rate limit on a client's API requests: a token
-// bucket of rate.N requests earned back evenly over rate.Per, so a key may
-// spend N at once and then one every Per/N. The buckets are in the
-// environment's database, so that a limit holds for every instance of the
-// server together, not for each.
+// requestLimit is a rate limit on a client's API requests: at most
+// rate.N in any span of rate.Per, so a key that spends N at once waits
+// until they are Per old. The counts are in the environment's database, so
+// that a limit holds for every instance of the server together, not for
+// each.
 type requestLimit struct {
-	name  string // the bucket's name in the database
+	name  string // the limit's name in the database
 	rate  storage.Rate
 	cause metrics.Cause // what a refusal counts as
 }

@@ -18,13 +18,14 @@ func TestGeneralRateLimit(t *testing.T) {
 	r := e.do("GET", "/measures?take=1", key, nil)
 	wantStatus(t, r, http.StatusTooManyRequests)
 	wantBody(t, r, `{"statusCode":429,"message":"Too Many Requests"}`)
-	if got := r.header.Get("Retry-After"); got != "1" { // one request back every 200 ms
-		t.Fatalf("Retry-After %q, want 1", got)
+	if got := r.header.Get("Retry-After"); got != "60" { // the burst fills the minute
+		t.Fatalf("Retry-After %q, want 60", got)
 	}
 	wantStatus(t, e.do("GET", "/measures?take=1", other, nil), http.StatusOK) // per key
-	e.clock.advance(time.Minute / requestsPerMinute)
-	wantStatus(t, e.do("GET", "/measures?take=1", key, nil), http.StatusOK)
+	e.clock.advance(time.Minute - time.Millisecond)
 	wantStatus(t, e.do("GET", "/measures?take=1", key, nil), http.StatusTooManyRequests)
+	e.clock.advance(time.Millisecond)
+	wantStatus(t, e.do("GET", "/measures?take=1", key, nil), http.StatusOK)
 }
 
 func TestTokenRateLimit(t *testing.T) {
@@ -38,10 +39,17 @@ func TestTokenRateLimit(t *testing.T) {
 	}
 	r := e.do("POST", "/access-tokens", key, body)
 	wantStatus(t, r, http.StatusTooManyRequests)
-	if got := r.header.Get("Retry-After"); got != "3" { // one token back every 3 s
-		t.Fatalf("Retry-After %q, want 3", got)
+	if got := r.header.Get("Retry-After"); got != "60" { // the burst fills the minute
+		t.Fatalf("Retry-After %q, want 60", got)
 	}
 	wantStatus(t, e.do("GET", "/measures", key, nil), http.StatusOK) // other routes still open
-	e.clock.advance(3 * time.Second)
+	// 20 in any minute, not 20 at once and one more every 3 s.
+	e.clock.advance(30 * time.Second)
+	r = e.do("POST", "/access-tokens", key, body)
+	wantStatus(t, r, http.StatusTooManyRequests)
+	if got := r.header.Get("Retry-After"); got != "30" {
+		t.Fatalf("Retry-After %q half a minute on, want 30", got)
+	}
+	e.clock.advance(30 * time.Second)
 	wantStatus(t, e.do("POST", "/access-tokens", key, body), http.StatusCreated)
 }
