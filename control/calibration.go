@@ -26,9 +26,9 @@ type Reference struct {
 func ParseReference(raw []byte) (Reference, error) {
 	var ref Reference
 	var p problems
-	o, ok := decodeObject(raw)
-	if !ok {
-		return ref, invalidf("the body must be a JSON object")
+	o, err := decodeBody(raw)
+	if err != nil {
+		return ref, err
 	}
 	o.unknown(&p, "", "systole", "diastole")
 	read := func(name string, lo, hi float64) float64 {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pulsewire/pulsewire/storage"
 )
@@ -27,6 +28,15 @@ const maxFilterValues = maxTags
 func ParseFilters(q url.Values) (*storage.TagFilter, error) {
 	var node any
 	spread := spreadKeys(q)
+	// A value that is not UTF-8 is refused in either form, as in a body:
+	// no tag holds one.
+	for _, key := range append(spread, "filters") {
+		for _, v := range q[key] {
+			if !utf8.ValidString(v) {
+				return nil, invalidf("filters must be UTF-8 text")
+			}
+		}
+	}
 	switch raw, ok := q["filters"]; {
 	case ok && len(spread) > 0:
 		return nil, invalidf("filters: give the JSON form or the spread form, not both")
@@ -36,6 +46,9 @@ func ParseFilters(q url.Values) (*storage.TagFilter, error) {
 		}
 		if err := json.Unmarshal([]byte(raw[0]), &node); err != nil {
 			return nil, invalidf("filters must be a JSON object")
+		}
+		if err := checkText([]byte(raw[0]), "filters"); err != nil {
+			return nil, err
 		}
 	case len(spread) > 0:
 		var err error

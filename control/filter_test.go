@@ -52,6 +52,12 @@ func TestParseFilters(t *testing.T) {
 		{"spread index twice", "filters[operator]=contains&filters[name]=tags&filters[values][0]=a&filters[values][0]=b", nil, "given twice"},
 		{"spread too deep", "filters[a][b][c][d][e]=x", nil, "malformed key"},
 		{"spread index at the top", "filters[0]=x", nil, "malformed key"},
+		// Both forms refuse alike what one of them cannot say.
+		{"json member twice", `filters={"operator":"contains","operator":"overlaps","name":"tags","values":["a"]}`, nil, "filters.operator is given twice"},
+		{"spread member twice", "filters[operator]=contains&filters[operator]=overlaps&filters[name]=tags&filters[values][0]=a", nil, "filters.operator"},
+		{"json not UTF-8", "filters=" + url.QueryEscape(`{"operator":"contains","name":"tags","values":["t`+"\xff"+`ag"]}`), nil, "filters must be UTF-8 text"},
+		{"json half a surrogate pair", `filters={"operator":"contains","name":"tags","values":["\ud800"]}`, nil, "filters must be UTF-8 text"},
+		{"spread not UTF-8", "filters[operator]=contains&filters[name]=tags&filters[values][0]=t%FFag", nil, "filters must be UTF-8 text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := url.ParseQuery(tc.query)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxFormFields bounds the input parts of a multipart request together, as
@@ -111,6 +112,9 @@ var numericUserData = []string{"age", "weight", "height"}
 // JSON) is refused: the API asks for one part per field, and a request
 // that breaks the rule measures nothing.
 func (f *formInputs) add(name, value string) error {
+	if !utf8.ValidString(value) { // which the JSON the inputs become would turn into U+FFFD
+		return invalidf("part %s must be UTF-8 text", strconv.Quote(name))
+	}
 	switch name {
 	case "userData":
 		return invalidf("userData must be sent as one part per field, such as userData[weight]: a single userData part is refused")

@@ -14,8 +14,22 @@ import (
 // checked on its own and a member nobody asked for can be refused.
 type object map[string]json.RawMessage
 
+// decodeBody reads raw, a request's whole body, as one JSON object
+// (decodeObject) whose text means what it says (checkText: no member
+// given twice, at any depth, and UTF-8 throughout).
+func decodeBody(raw []byte) (object, error) {
+	o, ok := decodeObject(raw)
+	if !ok {
+		return nil, invalidf("the body must be a JSON object")
+	}
+	if err := checkText(raw, ""); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
 // decodeObject reads raw as one JSON object, with nothing after it but
-// blanks. A duplicated member keeps its last value, as encoding/json does.
+// blanks: a body, or a member of a body decodeBody has checked.
 func decodeObject(raw []byte) (object, bool) {
 	var o object
 	dec := json.NewDecoder(bytes.NewReader(raw))

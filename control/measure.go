@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/storage"
@@ -35,9 +36,9 @@ func ParseMeasureInput(raw []byte, now time.Time) (storage.NewMeasure, error) {
 	if len(raw) == 0 {
 		raw = []byte("{}")
 	}
-	o, ok := decodeObject(raw)
-	if !ok {
-		return n, invalidf("the body must be a JSON object")
+	o, err := decodeBody(raw)
+	if err != nil {
+		return n, err
 	}
 	o.unknown(&p, "", "userData", "desiredVariables", "unwantedVariables", "tags", "computeOptions")
 	n.UserData = parseUserData(o["userData"], now, &p)
@@ -181,10 +182,11 @@ func (s *Service) Measures(ctx context.Context, c storage.Client, q storage.Meas
 }
 
 // ExternalUser reports the calibration status of the person c knows as
-// externalID; NotFound when none of c's measures carries it.
+// externalID; NotFound when none of c's measures carries it, as none can
+// carry an externalId that is empty, too long or not UTF-8.
 func (s *Service) ExternalUser(ctx context.Context, c storage.Client, externalID string) (storage.ExternalUser, error) {
-	if externalID == "" || chars(externalID) > maxExternalIDChars {
-		return storage.ExternalUser{}, invalidf("externalId must be 1 to %d characters", maxExternalIDChars)
+	if externalID == "" || !utf8.ValidString(externalID) || chars(externalID) > maxExternalIDChars {
+		return storage.ExternalUser{}, storage.ErrNotFound
 	}
 	return s.db.ExternalUser(ctx, c, externalID)
 }

@@ -92,6 +92,18 @@ func TestCreateMeasureValidation(t *testing.T) {
 		{"a stray closing brace after", `{"tags":["a"]}}`, "the body must be a JSON object"},
 		{"a stray bracket after", `{} ]`, "the body must be a JSON object"},
 		{"blanks after", "{}\n\t ", ""},
+		// What encoding/json would take but change is refused: which of two
+		// values counts, and two names of a person read as one.
+		{"member twice", `{"tags":["a"],"tags":["b"]}`, "tags is given twice"},
+		{"member twice in userData", ud(`"externalId":"a","externalId":"b"`), "userData.externalId is given twice"},
+		{"member twice deeper", `{"computeOptions":{"bpClass":{"scale":2,"scale":3}}}`, "computeOptions.bpClass.scale is given twice"},
+		{"one name in two objects", `{"userData":{"age":40},"computeOptions":{"bpClass":{"scale":2}},"tags":["age"]}`, ""},
+		{"a byte that is not UTF-8", ud(`"externalId":"pers` + "\xff" + `on"`), "the body must be UTF-8 text"},
+		{"half a surrogate pair", ud(`"externalId":"pers\ud800on"`), "the body must be UTF-8 text"},
+		{"the other half alone", `{"tags":["\udc00"]}`, "the body must be UTF-8 text"},
+		{"a surrogate pair", `{"tags":["\ud83d\ude00"]}`, ""},
+		{"an escaped backslash before u", `{"tags":["\\ud800"]}`, ""},
+		{"U+FFFD itself", ud(`"externalId":"pers\ufffdon"`), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do("POST", "/measures", key, tc.body)
@@ -264,7 +276,9 @@ func TestExternalUsers(t *testing.T) {
 		{"known", "p-1", key, 200, `{"externalId":"p-1","rppgCalibrated":false,"cppgCalibrated":false}`},
 		{"escaped slash and space", "a%2Fb%20c", key, 200, `{"externalId":"a/b c","rppgCalibrated":false,"cppgCalibrated":false}`},
 		{"300 characters", strings.Repeat("x", 300), key, 200, ""},
-		{"301 characters", strings.Repeat("x", 301), key, 400, ""},
+		{"301 characters: no measure can carry it", strings.Repeat("x", 301), key, 404, notFoundJSON},
+		{"not UTF-8: no measure can carry it", "pers%FFon", key, 404, notFoundJSON},
+		{"U+FFFD, which a byte that is not UTF-8 once became", "pers%EF%BF%BDon", key, 404, notFoundJSON},
 		{"unknown", "p-2", key, 404, notFoundJSON},
 		{"another client's person", "p-1", otherKey, 404, notFoundJSON},
 	} {

@@ -209,6 +209,7 @@ func TestMultipartInputs(t *testing.T) {
 		{"computeOptions out of range", []part{field("computeOptions", `{"bpClass":{"scale":4}}`), image()}, "computeOptions.bpClass.scale must be 2 or 3"},
 		{"computeOptions twice", []part{field("computeOptions", `{}`), field("computeOptions", `{}`), image()}, "computeOptions is given twice"},
 		{"a tag too long", []part{field("tags", strings.Repeat("t", 256)), image()}, "tags.0 must be shorter than or equal to 255"},
+		{"a field not UTF-8", []part{field("userData[externalId]", "pers\xffon"), image()}, `part \"userData[externalId]\" must be UTF-8 text`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := e.upload("/measures/rppg/images", key, tc.parts...)
@@ -514,6 +515,8 @@ func TestSignalRun(t *testing.T) {
 		{"a member twice", "cppg", `{"signal":{"timestamps":[0],"values":[1],"values":[2]}}`, "signal.values is given twice"},
 		{"unknown input", "cppg", `{"signal":{"timestamps":[0],"values":[1]},"colour":"blue"}`, "property colour should not exist"},
 		{"input out of range", "cppg", `{"signal":{"timestamps":[0],"values":[1]},"userData":{"weight":300}}`, "userData.weight must be an integer from 20 to 200"},
+		{"an input member twice", "cppg", `{"signal":{"timestamps":[0],"values":[1]},"userData":{"externalId":"a","externalId":"b"}}`, "userData.externalId is given twice"},
+		{"an input not UTF-8", "rppg", `{"signal":{"timestamps":[0],"r":[1],"g":[1],"b":[1]},"userData":{"externalId":"pers` + "\xff" + `on"}}`, "the body must be UTF-8 text"},
 		{"not an array", "cppg", `{"signal":{"timestamps":0,"values":[1]}}`, "signal.timestamps must be an array"},
 		{"trailing data", "cppg", `{"signal":{"timestamps":[0],"values":[1]}} {}`, "one JSON object and nothing after it"},
 		{"not JSON", "cppg", `signal=1,2,3`, "the body is not valid JSON"},

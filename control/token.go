@@ -27,9 +27,9 @@ const maxDescriptionChars = 255
 func ParseTokenRequest(raw []byte) (storage.NewToken, error) {
 	var t storage.NewToken
 	var p problems
-	o, ok := decodeObject(raw)
-	if !ok {
-		return t, invalidf("the body must be a JSON object")
+	o, err := decodeBody(raw)
+	if err != nil {
+		return t, err
 	}
 	o.unknown(&p, "", "description", "permissions", "duration")
 	if o.given("description") {

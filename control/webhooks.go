@@ -48,9 +48,9 @@ func ParseWebhookEndpoint(raw []byte) (NewWebhookEndpoint, error) {
 		n NewWebhookEndpoint
 		p problems
 	)
-	o, ok := decodeObject(raw)
-	if !ok {
-		return n, invalidf("the body must be a JSON object")
+	o, err := decodeBody(raw)
+	if err != nil {
+		return n, err
 	}
 	o.unknown(&p, "", "url", "events")
 	u, isString := asString(o["url"])
