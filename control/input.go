@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -93,11 +94,20 @@ func asString(raw json.RawMessage) (string, bool) {
 	return s, json.Unmarshal(raw, &s) == nil
 }
 
-// asInt reads a JSON number written as an integer: 30 is one, 30.0 and
-// 3e1 are not, and neither is a number beyond int64.
+// asInt reads a JSON number whose value is an integer, as JSON Schema
+// counts one (and so our OpenAPI document): 30, and also 30.0 and 3e1,
+// which some JSON writers make of a whole number; not 30.5, a string, or
+// a number too large for a float64 to hold exactly (2^53 and over).
 func asInt(raw json.RawMessage) (int64, bool) {
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-	return n, err == nil
+	t := bytes.TrimSpace(raw)
+	if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+		return n, true
+	}
+	x, ok := asNumber(t)
+	if !ok || x != math.Trunc(x) || math.Abs(x) >= 1<<53 {
+		return 0, false
+	}
+	return int64(x), true
 }
 
 // asNumber reads a JSON number (not a string holding one).

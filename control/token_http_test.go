@@ -46,6 +46,7 @@ func TestCreateTokenValidation(t *testing.T) {
 		{"maxSessions 1", body(`"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"1h"`), 201, ""},
 		{"maxSessions 0", body(`"permissions":[{"name":"measurement.scan","maxSessions":0}],"duration":"1h"`), 400, "maxSessions must be an integer of at least 1, or null"},
 		{"maxSessions -1", body(`"permissions":[{"name":"measurement.scan","maxSessions":-1}],"duration":"1h"`), 400, "maxSessions"},
+		{"maxSessions 2.0, an integer to JSON Schema", body(`"permissions":[{"name":"measurement.scan","maxSessions":2.0}],"duration":"1h"`), 201, ""},
 		{"maxSessions 1.5", body(`"permissions":[{"name":"measurement.scan","maxSessions":1.5}],"duration":"1h"`), 400, "maxSessions"},
 		{"maxSessions a string", body(`"permissions":[{"name":"measurement.scan","maxSessions":"1"}],"duration":"1h"`), 400, "maxSessions"},
 		{"maxSessions huge", body(`"permissions":[{"name":"measurement.scan","maxSessions":1e30}],"duration":"1h"`), 400, "maxSessions"},
