@@ -1,6 +1,10 @@
 package control
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
 
 func TestCheckText(t *testing.T) {
 	for _, tc := range []struct {
@@ -36,4 +40,72 @@ func TestCheckText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCheckText checks memberTwice against a count: a text with no member
+// given twice decodes into as many members as it writes, and one with a
+// member twice into fewer (encoding/json keeps the last).
+func FuzzCheckText(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"p":[{"n":1},{"n":2,"n":3}]}`, `[{"a":{"b":[]}},{"a":1}]`, `{"\u0061":1,"a":2}`, `{"a":"\ud800"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw := []byte(s)
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&v) != nil || dec.More() {
+			return // not one JSON text: the decoder refuses it before checkText counts
+		}
+		path, twice := memberTwice(raw)
+		if written, kept := membersWritten(t, raw), membersKept(v); twice != (written != kept) {
+			t.Fatalf("memberTwice %q %v, but %d members written and %d kept", path, twice, written, kept)
+		}
+	})
+}
+
+// membersWritten counts the members of every object in raw, one level at a
+// time.
+func membersWritten(t *testing.T, raw json.RawMessage) int {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if tok != json.Delim('{') && tok != json.Delim('[') {
+		return 0
+	}
+	for dec.More() {
+		if tok == json.Delim('{') {
+			if _, err := dec.Token(); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		n += membersWritten(t, v)
+	}
+	return n
+}
+
+// membersKept counts the members of every object of a decoded value.
+func membersKept(v any) int {
+	n := 0
+	switch v := v.(type) {
+	case map[string]any:
+		n = len(v)
+		for _, e := range v {
+			n += membersKept(e)
+		}
+	case []any:
+		for _, e := range v {
+			n += membersKept(e)
+		}
+	}
+	return n
 }
