@@ -429,6 +429,33 @@ func TestScanFaintPulse(t *testing.T) {
 	}
 }
 
+// TestScanCountedFrames: a client that sends its duration's count of
+// frames (360 at 30 a second for 12 s, the last 11.967 s after the
+// first) and waits has covered the duration: the scan is measured then,
+// with its progress at 1, not left to go idle.
+func TestScanCountedFrames(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{ScanDuration: 12 * time.Second})
+	f := syntheticFrames(t, faceClip(72, 13))
+	value, _ := e.mint(scanOnce())
+	c := e.dial()
+	defer c.Close(websocket.StatusNormalClosure, "")
+	o := openSession(t, c, openMessage(value, Scan, nil))
+	done := make(chan struct{})
+	defer close(done)
+	go e.stream(c, o.SessionID, f, 0, 12*30, 0, 4, done)
+	m, vitals := untilResult(t, c)
+	if hr := hrOf(t, m); math.Abs(hr-f.truth.HeartRate) > 3 {
+		t.Errorf("hr %.1f bpm, truth %.1f", hr, f.truth.HeartRate)
+	}
+	if s := e.srv.session(o.SessionID); s != nil && s.received.Load() != 12*30 {
+		t.Errorf("%d frames received", s.received.Load())
+	}
+	if len(vitals) > 0 && vitals[len(vitals)-1].Progress > 1 {
+		t.Errorf("progress %v", vitals[len(vitals)-1].Progress)
+	}
+}
+
 // TestScanLateFace: a scan counts its duration from the face's arrival.
 // A person who sits down 5 s after the camera starts is measured for the
 // whole duration (ended at the duration from the first frame, the 7 s of

@@ -126,6 +126,7 @@ type loopState struct {
 	first    bool   // no frame yet
 	firstUs  uint64 // capture clock of the first WebSocket frame
 	last     time.Duration
+	analysed int       // frames analysed
 	lastWall time.Time // arrival of the latest frame (or the opening)
 	rejected int64
 	reported bool // a bad frame has been reported
@@ -150,7 +151,7 @@ func (s *session) loop() {
 		select {
 		case f := <-s.frames:
 			st.lastWall = s.srv.now()
-			if !st.ended && s.analyse(st, f) && s.chain == Scan && st.last >= s.scanEnd(st) {
+			if !st.ended && s.analyse(st, f) && s.chain == Scan && st.covered() >= s.scanEnd(st) {
 				if res, done := s.scanResult(st); done && !s.finish(st, res) {
 					return
 				}
@@ -203,7 +204,21 @@ func (s *session) analyse(st *loopState, f frame) bool {
 		st.stream.Push(img, at)
 	}
 	st.first, st.last = false, at
+	st.analysed++
 	return true
+}
+
+// covered is the capture time the frames cover: a frame stands for the
+// time until the next, so the last one goes on for the mean interval
+// between frames, and 900 frames at 30 a second cover 30 s (the last one
+// is taken 29.967 s after the first). Half an interval more allows for a
+// capture clock that rounds (to the millisecond), so the 900th frame
+// covers 30 s however the client writes its times, and the 899th does not.
+func (st *loopState) covered() time.Duration {
+	if st.analysed < 2 {
+		return st.last
+	}
+	return st.last + 3*st.last/time.Duration(2*(st.analysed-1))
 }
 
 // handle runs a command. It returns false when the session is over.
@@ -254,7 +269,7 @@ func (s *session) tick(st *loopState) bool {
 			s.closePeer(st, websocket.StatusNormalClosure, "")
 			return false
 		}
-	case s.chain == Scan && !st.first && st.last >= s.srv.cfg.ScanDuration &&
+	case s.chain == Scan && !st.first && st.covered() >= s.srv.cfg.ScanDuration &&
 		(now.Sub(st.lastWall) >= scanLinger || !now.Before(s.deadline)):
 		// The scan waited for a face found late or for a faint pulse,
 		// but the frames stopped (a client that counts the duration
@@ -321,7 +336,7 @@ func (s *session) scanResult(st *loopState) (dsp.Result, bool) {
 	res := st.stream.Result()
 	answered := res.Summary.Conformity == ""
 	switch {
-	case st.last >= s.scanStart(st)+s.srv.cfg.ScanMaxDuration:
+	case st.covered() >= s.scanStart(st)+s.srv.cfg.ScanMaxDuration:
 		return res, true
 	case st.recheck == 0 && res.Summary.Conformity != dsp.ConformityMissingSignal:
 		return res, true // answered, or refused for what more time would not mend
@@ -347,7 +362,7 @@ func (s *session) progress(st *loopState) float64 {
 	if st.recheck > 0 {
 		d = s.srv.cfg.ScanMaxDuration
 	}
-	return share(st.last-s.scanStart(st), d)
+	return share(st.covered()-s.scanStart(st), d)
 }
 
 // conclude ends the capture the way its chain ends when the client is
