@@ -217,7 +217,8 @@ func TestSessionLength(t *testing.T) {
 }
 
 // TestProtocolErrors: after the opening, a message that breaks the
-// protocol closes with 1002; the session then ends when idle.
+// protocol closes the connection with 1002; as after a dropped
+// connection, the session may be resumed, and ends when idle.
 func TestProtocolErrors(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, Config{})
@@ -234,13 +235,20 @@ func TestProtocolErrors(t *testing.T) {
 			e.clock.advance(time.Second) // past the opening rate
 			value, _ := e.mint(scanOnce())
 			c := e.dial()
-			openSession(t, c, openMessage(value, Scan, nil))
+			o := openSession(t, c, openMessage(value, Scan, nil))
 			if err := c.Write(context.Background(), tc.typ, []byte(tc.data)); err != nil {
 				t.Fatal(err)
 			}
 			_, err := next(c, 10*time.Second)
 			if code := websocket.CloseStatus(err); code != websocket.StatusProtocolError {
 				t.Fatalf("got %v, want 1002", err)
+			}
+			c2 := e.dial()
+			defer c2.CloseNow()
+			send(t, c2, map[string]any{"type": "resume", "ticket": o.ResumeTicket})
+			var r openedMessage
+			if expect(t, c2, "opened", 10*time.Second).decode(t, &r); !r.Resumed || r.SessionID != o.SessionID {
+				t.Fatalf("resumed after 1002: %+v", r)
 			}
 		})
 	}
