@@ -437,23 +437,27 @@ func TestScanCountedFrames(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, Config{ScanDuration: 12 * time.Second})
 	f := syntheticFrames(t, faceClip(72, 13))
+	m, vitals := scanFrames(t, e, f, 12*30, 4)
+	if hr := hrOf(t, m); math.Abs(hr-f.truth.HeartRate) > 3 {
+		t.Errorf("hr %.1f bpm, truth %.1f", hr, f.truth.HeartRate)
+	}
+	if len(vitals) > 0 && vitals[len(vitals)-1].Progress > 1 {
+		t.Errorf("progress %v", vitals[len(vitals)-1].Progress)
+	}
+}
+
+// scanFrames opens a scan, streams the first n frames of f at speed
+// times their pace, and waits for its result.
+func scanFrames(t *testing.T, e *testEnv, f *frames, n int, speed float64) (measureJSON, []vitalsMessage) {
+	t.Helper()
 	value, _ := e.mint(scanOnce())
 	c := e.dial()
 	defer c.Close(websocket.StatusNormalClosure, "")
 	o := openSession(t, c, openMessage(value, Scan, nil))
 	done := make(chan struct{})
 	defer close(done)
-	go e.stream(c, o.SessionID, f, 0, 12*30, 0, 4, done)
-	m, vitals := untilResult(t, c)
-	if hr := hrOf(t, m); math.Abs(hr-f.truth.HeartRate) > 3 {
-		t.Errorf("hr %.1f bpm, truth %.1f", hr, f.truth.HeartRate)
-	}
-	if s := e.srv.session(o.SessionID); s != nil && s.received.Load() != 12*30 {
-		t.Errorf("%d frames received", s.received.Load())
-	}
-	if len(vitals) > 0 && vitals[len(vitals)-1].Progress > 1 {
-		t.Errorf("progress %v", vitals[len(vitals)-1].Progress)
-	}
+	go e.stream(c, o.SessionID, f, 0, n, 0, speed, done)
+	return untilResult(t, c)
 }
 
 // TestScanLateFace: a scan counts its duration from the face's arrival.
@@ -472,14 +476,7 @@ func TestScanLateFace(t *testing.T) {
 	}
 	scan := func(frames int) (measureJSON, []vitalsMessage) {
 		e.clock.advance(time.Second) // past the opening rate
-		value, _ := e.mint(scanOnce())
-		c := e.dial()
-		defer c.Close(websocket.StatusNormalClosure, "")
-		o := openSession(t, c, openMessage(value, Scan, nil))
-		done := make(chan struct{})
-		defer close(done)
-		go e.stream(c, o.SessionID, late, 0, frames, 0, 2, done)
-		return untilResult(t, c)
+		return scanFrames(t, e, late, frames, 2)
 	}
 
 	m, vitals := scan(len(late.times))
