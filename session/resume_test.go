@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -56,5 +57,23 @@ func TestResume(t *testing.T) {
 	_, err := next(c4, 10*time.Second)
 	if code, reason := closeStatus(err); code != websocket.StatusPolicyViolation || reason != "" {
 		t.Fatalf("resume of an ended session: %v", err)
+	}
+}
+
+// TestResumeAfterDeactivation: a resume ticket stops working once its
+// client is deactivated, as the client's tokens do; the session runs on
+// to its end while its connection lives.
+func TestResumeAfterDeactivation(t *testing.T) {
+	t.Parallel()
+	e, c, o := realtimeSession(t, Config{})
+	c.CloseNow() // the network drops
+	if _, err := e.svc.DeactivateClient(context.Background(), e.client.ID); err != nil {
+		t.Fatal(err)
+	}
+	c2 := e.dial()
+	send(t, c2, map[string]any{"type": "resume", "ticket": o.ResumeTicket})
+	_, err := next(c2, 10*time.Second)
+	if code, reason := closeStatus(err); code != websocket.StatusPolicyViolation || reason != "" {
+		t.Fatalf("resume of a deactivated client's session: %v", err)
 	}
 }

@@ -242,10 +242,20 @@ func maxSessions(n *int64) any {
 func (s *Server) resume(ctx context.Context, ticket string, mayHandOn bool) (*session, error) {
 	id, err := s.tickets.check(ticket)
 	if err == nil {
-		if sess := s.session(id); sess != nil {
-			return sess, nil
+		sess := s.session(id)
+		if sess == nil {
+			return nil, fmt.Errorf("%w: %w: session %s has ended", errRefused, errNoResume, id)
 		}
-		return nil, fmt.Errorf("%w: %w: session %s has ended", errRefused, errNoResume, id)
+		// A ticket is a credential of the client, as its tokens are: it
+		// stops working once the client is deactivated. The session
+		// itself runs on to its end, as an upload in flight does.
+		switch c, err := s.svc.Client(ctx, sess.client.ID); {
+		case err != nil:
+			return nil, err
+		case !c.Active:
+			return nil, fmt.Errorf("%w: %w: %w: client %s", errRefused, errNoResume, storage.ErrClientDeactivated, c.ID)
+		}
+		return sess, nil
 	}
 	if mayHandOn {
 		if named, serr := ticketSubject(ticket); serr == nil {
