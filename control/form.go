@@ -89,6 +89,9 @@ func bodyError(err error, msg string) error {
 	if errors.As(err, &e) {
 		return err
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "the body is cut short: it ends before its length"
+	}
 	return &Error{Code: Invalid, Messages: []string{msg}, Err: err}
 }
 

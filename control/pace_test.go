@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +112,46 @@ func TestStalledBody(t *testing.T) {
 	body, _ := json.Marshal(pulseSignal("cppg", 1.2, 12))
 	if r := e.send("/measures/cppg/signal", key, "application/json", bytes.NewReader(body)); r.status != http.StatusCreated {
 		t.Fatalf("the next run: %d", r.status)
+	}
+}
+
+// TestBodyCutShort: a client that sends part of the body its
+// Content-Length announces and half-closes its connection, still reading,
+// is answered 400 (the body is cut short), not as a client gone away; no
+// measure is stored.
+func TestBodyCutShort(t *testing.T) {
+	t.Parallel()
+	e, key, srv := pacedServer(t, 16<<10)
+	signal, _ := json.Marshal(pulseSignal("cppg", 1.2, 12))
+	video, err := os.ReadFile(lavfi(t, "grey-1s.mp4", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, route, contentType, body string }{
+		{"a signal", "/measures/cppg/signal", "application/json", string(signal[:len(signal)/2])},
+		{"a multipart upload", "/measures/rppg/video", "multipart/form-data; boundary=XX",
+			"--XX\r\nContent-Disposition: form-data; name=\"video\"; filename=\"v.mp4\"\r\nContent-Type: video/mp4\r\n\r\n" + string(video[:len(video)/2])},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s",
+				tc.route, key, tc.contentType, 2*len(tc.body), tc.body)
+			c.(*net.TCPConn).CloseWrite()
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "cut short") {
+				t.Fatalf("%d %s, want 400: the body is cut short", res.StatusCode, b)
+			}
+			e.noTrace(key)
+		})
 	}
 }

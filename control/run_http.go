@@ -10,6 +10,16 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
+// verdict reports whether err is the request's fault, which its client
+// is told: a body too slow, invalid or too large.
+func verdict(err error) bool {
+	switch ErrorCode(err) {
+	case TooSlow, Invalid, TooLarge:
+		return true
+	}
+	return false
+}
+
 // statusClientClosed is the status logged for a run whose client went away
 // before the answer (nginx's 499); the client never sees it.
 const statusClientClosed = 499
@@ -47,9 +57,12 @@ func (a *API) runRoute(newSource func() source, existing bool) func(*gin.Context
 			id = c.Param("id")
 		}
 		m, err := a.run(c, client, newSource(), id)
-		// A body cut off for its pace ends the request's context too; its
-		// client is still there to read why.
-		if err != nil && c.Request.Context().Err() != nil && ErrorCode(err) != TooSlow {
+		// The request's context ends with its connection's reading side:
+		// when the client went away, and also when a body is cut off for
+		// its pace, or its client sent less than it announced and
+		// half-closed the connection. A verdict on the request (408, 400,
+		// 413) is answered all the same, for a client still reading it.
+		if err != nil && c.Request.Context().Err() != nil && !verdict(err) {
 			RequestLogger(c.Request.Context()).Info("run abandoned: the client went away")
 			c.AbortWithStatus(statusClientClosed)
 			return nil
