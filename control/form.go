@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -35,10 +36,14 @@ func readForm(r *http.Request, files map[string]partFunc) (inputs json.RawMessag
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, invalidf("the body must be multipart/form-data")
 	}
-	mr := multipart.NewReader(r.Body, params["boundary"])
+	body := newClosingWatch(r.Body, params["boundary"])
+	mr := multipart.NewReader(body, params["boundary"])
 	var in formInputs
 	for {
 		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) && !body.closed {
+			return nil, invalidf("the body is cut short: the multipart body has no closing boundary")
+		}
 		if errors.Is(err, io.EOF) {
 			return in.json(), nil
 		}
@@ -48,7 +53,7 @@ func readForm(r *http.Request, files map[string]partFunc) (inputs json.RawMessag
 		name := p.FormName()
 		if fn, ok := files[name]; ok {
 			err = fn(p)
-		} else {
+		} else if err = checkName(name); err == nil {
 			var value []byte
 			value, err = readField(p, maxFormFields-in.size-partOverhead)
 			in.size += partOverhead + len(value)
@@ -111,16 +116,36 @@ type formInputs struct {
 // a string, which the checks then refuse with the same message as in JSON.
 var numericUserData = []string{"age", "weight", "height"}
 
-// add takes one input part. A single userData part (the whole object as
-// JSON) is refused: the API asks for one part per field, and a request
-// that breaks the rule measures nothing.
+// checkName refuses a part that is no input, before its value is read: a
+// misnamed file part is told so, not read as a text or refused for its
+// size. A single userData part (the whole object as JSON) is refused: the
+// API asks for one part per field, and a request that breaks the rule
+// measures nothing.
+func checkName(name string) error {
+	switch name {
+	case "userData":
+		return invalidf("userData must be sent as one part per field, such as userData[weight]: a single userData part is refused")
+	case "desiredVariables", "unwantedVariables", "tags", "computeOptions":
+		return nil
+	case "":
+		return invalidf("every part needs a name")
+	}
+	field, isUserData := strings.CutPrefix(name, "userData[")
+	if _, closed := strings.CutSuffix(field, "]"); !isUserData || !closed {
+		return invalidf("part %s should not exist", strconv.Quote(name))
+	}
+	return nil
+}
+
+// add takes one input part.
 func (f *formInputs) add(name, value string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
 	if !utf8.ValidString(value) { // which the JSON the inputs become would turn into U+FFFD
 		return invalidf("part %s must be UTF-8 text", strconv.Quote(name))
 	}
 	switch name {
-	case "userData":
-		return invalidf("userData must be sent as one part per field, such as userData[weight]: a single userData part is refused")
 	case "desiredVariables", "unwantedVariables", "tags":
 		if f.lists == nil {
 			f.lists = map[string][]string{}
@@ -142,14 +167,8 @@ func (f *formInputs) add(name, value string) error {
 		}
 		f.computeOptions = jsonOrString(value)
 		return nil
-	case "":
-		return invalidf("every part needs a name")
 	}
-	field, isUserData := strings.CutPrefix(name, "userData[")
-	field, closed := strings.CutSuffix(field, "]")
-	if !isUserData || !closed {
-		return invalidf("part %s should not exist", strconv.Quote(name))
-	}
+	field := strings.TrimSuffix(strings.TrimPrefix(name, "userData["), "]")
 	if f.userData == nil {
 		f.userData = map[string]json.RawMessage{}
 	}
@@ -192,4 +211,36 @@ func (f *formInputs) json() json.RawMessage {
 	}
 	b, _ := json.Marshal(o)
 	return b
+}
+
+// closingWatch passes a multipart body through and notes whether its
+// closing delimiter came: mime/multipart takes a body that ends after any
+// delimiter as complete, so a body cut at a part's boundary would lose the
+// parts after it unnoticed.
+type closingWatch struct {
+	r      io.Reader
+	delim  []byte // CRLF "--" boundary "--"
+	tail   []byte // the last len(delim)-1 bytes read, a CRLF before the first
+	closed bool
+}
+
+func newClosingWatch(r io.Reader, boundary string) *closingWatch {
+	return &closingWatch{r: r, delim: []byte("\r\n--" + boundary + "--"), tail: []byte("\r\n")}
+}
+
+func (w *closingWatch) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if w.closed || n == 0 {
+		return n, err
+	}
+	read, keep := p[:n], len(w.delim)-1
+	// The delimiter lies within what was read, or across its start.
+	joint := append(w.tail, read[:min(n, keep)]...)
+	w.closed = bytes.Contains(read, w.delim) || bytes.Contains(joint, w.delim)
+	if n >= keep {
+		w.tail = append(w.tail[:0], read[n-keep:]...)
+	} else {
+		w.tail = append(w.tail[:0], joint[max(0, len(joint)-keep):]...)
+	}
+	return n, err
 }

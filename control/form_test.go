@@ -1,9 +1,13 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
+	"mime/multipart"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -73,4 +77,33 @@ func FuzzFormInputs(f *testing.F) {
 			t.Fatalf("error %v is not a validation error", err)
 		}
 	})
+}
+
+// TestFormCutShort: a multipart body is taken only with its closing
+// delimiter, wherever it was cut and however it was read (one byte at a
+// time: the delimiter across reads); what follows the delimiter (an
+// epilogue) is no matter.
+func TestFormCutShort(t *testing.T) {
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	w.WriteField("tags", "a")
+	w.WriteField("userData[weight]", "70")
+	w.Close()
+	whole := b.String()
+	closing := strings.Index(whole, "\r\n--"+w.Boundary()+"--") + len("\r\n--"+w.Boundary()+"--")
+	for _, body := range []string{whole + "an epilogue", "--" + w.Boundary() + "--"} {
+		r := httptest.NewRequest("POST", "/", iotest.OneByteReader(strings.NewReader(body)))
+		r.Header.Set("Content-Type", w.FormDataContentType())
+		if _, err := readForm(r, nil); err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+	}
+	for cut := range len(whole) {
+		r := httptest.NewRequest("POST", "/", iotest.OneByteReader(strings.NewReader(whole[:cut])))
+		r.Header.Set("Content-Type", w.FormDataContentType())
+		_, err := readForm(r, nil)
+		if complete := cut >= closing; complete != (err == nil) {
+			t.Fatalf("cut at %d of %d (closing delimiter ends at %d): %v", cut, len(whole), closing, err)
+		}
+	}
 }

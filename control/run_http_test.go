@@ -209,6 +209,7 @@ func TestMultipartInputs(t *testing.T) {
 		{"computeOptions out of range", []part{field("computeOptions", `{"bpClass":{"scale":4}}`), image()}, "computeOptions.bpClass.scale must be 2 or 3"},
 		{"computeOptions twice", []part{field("computeOptions", `{}`), field("computeOptions", `{}`), image()}, "computeOptions is given twice"},
 		{"a tag too long", []part{field("tags", strings.Repeat("t", 256)), image()}, "tags.0 must be shorter than or equal to 255"},
+		{"a misnamed file part, refused before it is read", []part{file("Video", "video/mp4", bytes.Repeat([]byte{0}, 2<<20)), image()}, `part \"Video\" should not exist`},
 		{"a field not UTF-8", []part{field("userData[externalId]", "pers\xffon"), image()}, `part \"userData[externalId]\" must be UTF-8 text`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,9 +221,9 @@ func TestMultipartInputs(t *testing.T) {
 	t.Run("input parts over 1 MiB", func(t *testing.T) {
 		// Each part costs its value and partOverhead bytes.
 		at := strings.Repeat("x", maxFormFields-partOverhead)
-		r, _ := e.upload("/measures/rppg/images", key, field("colour", at), image())
-		wantMessage(t, r, `part \"colour\" should not exist`)
-		r, _ = e.upload("/measures/rppg/images", key, field("colour", at+"x"), image())
+		r, _ := e.upload("/measures/rppg/images", key, field("tags", at), image())
+		wantMessage(t, r, "tags.0 must be shorter than or equal to 255")
+		r, _ = e.upload("/measures/rppg/images", key, field("tags", at+"x"), image())
 		wantStatus(t, r, http.StatusRequestEntityTooLarge)
 		e.noTrace(key)
 	})
