@@ -166,7 +166,7 @@ func writeTarFile(tw *tar.Writer, name string, data []byte) error {
 
 // ParseTimestamps reads the timestamps part of the captures route:
 // capture times in milliseconds, comma-separated (spaces allowed), finite,
-// strictly increasing and spanning at most a day. The problem found first
+// strictly increasing and spanning at most maxCaptureSpan. The problem found first
 // is an Invalid error that names the value.
 func ParseTimestamps(text string) ([]float64, error) {
 	times := []float64{}

@@ -72,7 +72,7 @@ func (s *Service) StartRun(ctx context.Context, c storage.Client, of RunOf, kind
 		}
 		r.measure, err = s.db.StartMeasure(ctx, c, id, kind)
 		if errors.Is(err, storage.ErrAlreadyRun) {
-			return nil, invalidf("the measure has already run: a measure runs once")
+			return nil, invalidf("the measure has already run or is running: a measure runs once")
 		}
 	} else {
 		id := of.NewID
