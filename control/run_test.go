@@ -426,6 +426,66 @@ func TestSweepRuns(t *testing.T) {
 	}
 }
 
+// TestJoinAlone: a server alone on its database (SQLite) that starts
+// after a crash ends the runs the crash cut short and removes the uploads
+// it left of no measure at once, however recent, where an instance among
+// others waits for the run limit.
+func TestJoinAlone(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEnv(t, Production)
+	acme := e.newClient("acme", []string{"hr"}, nil)
+	// The process before the crash: its runs stay started.
+	before, err := storage.Open(ctx, e.file, storage.Options{Now: e.clock.now, Instance: "crashed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	crashed := NewService(Production, before, e.media)
+	if err := crashed.Join(ctx, Upkeep{Address: "127.0.0.1:1", Alone: true}); err != nil {
+		t.Fatal(err)
+	}
+	twoStep, _ := crashed.CreateMeasure(ctx, acme, storage.NewMeasure{})
+	cut, err := crashed.StartRun(ctx, acme, RunOf{MeasureID: twoStep.ID}, storage.KindRPPG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := uuid.NewString() // a create-and-run's upload, stored before its measure
+	if err := e.media.Put(ctx, orphan, "video", strings.NewReader("half an upload")); err != nil {
+		t.Fatal(err)
+	}
+	// Restarted a second later, as one server among others would be: the
+	// run and the upload might be another's, and stay.
+	e.clock.advance(time.Second)
+	if err := e.svc.Join(ctx, Upkeep{Address: "127.0.0.1:2"}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := e.svc.Measure(ctx, acme, cut.Measure().ID); m.Status != storage.StatusStarted || !slices.Contains(e.mediaFolders(), orphan) {
+		t.Fatalf("among others, within the run limit: %s, media %v", m.Status, e.mediaFolders())
+	}
+	// Alone, it knows they are the crash's.
+	if err := e.svc.Join(ctx, Upkeep{Address: "127.0.0.1:2", Alone: true}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.svc.Measure(ctx, acme, cut.Measure().ID)
+	if err != nil || m.Status != storage.StatusEnded || !strings.Contains(string(m.Variables), string(dsp.ProcessorFail)) {
+		t.Fatalf("the run the crash cut short: %+v %v", m, err)
+	}
+	if slices.Contains(e.mediaFolders(), orphan) {
+		t.Fatalf("the upload the crash left: media %v", e.mediaFolders())
+	}
+	// This server's own runs are its own, however young.
+	live, err := e.svc.StartRun(ctx, acme, RunOf{}, storage.KindRPPG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.svc.SweepRuns(ctx, DefaultRunLimit); err != nil || n != 0 {
+		t.Fatalf("swept %d (%v) after the start", n, err)
+	}
+	if _, err := live.End(ctx, result()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSweepMedia: media of no measure go once older than the grace, media
 // of a measure in any state stay.
 func TestSweepMedia(t *testing.T) {

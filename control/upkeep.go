@@ -35,6 +35,12 @@ type Upkeep struct {
 	// PROCESSOR_FAIL; media of no measure that have not changed for longer
 	// are removed.
 	RunLimit time.Duration
+	// Alone says that no other instance can be working on the database
+	// (SQLite, whose one server holds a lock of its folder): at Join,
+	// every instance recorded before is gone, so the runs a crash cut
+	// short are ended and the uploads it left of no measure removed at
+	// once, not after the run limit.
+	Alone bool
 	// Logger receives what a sweep did; nil: nothing.
 	Logger *slog.Logger
 }
@@ -61,13 +67,17 @@ func (u Upkeep) period() (heartbeat, sweep time.Duration) {
 // listing an object store is long, and what it finds is rare.
 func (s *Service) Join(ctx context.Context, u Upkeep) error {
 	u = u.withDefaults()
+	gone := u.RunLimit
+	if u.Alone {
+		gone = 0 // every instance recorded so far: swept before this one beats
+	}
+	if _, err := s.sweepRuns(ctx, u, gone); err != nil {
+		return err
+	}
 	if err := s.db.Heartbeat(ctx, u.Address); err != nil {
 		return err
 	}
-	if _, err := s.sweepRuns(ctx, u); err != nil {
-		return err
-	}
-	n, err := s.SweepMedia(ctx, u.RunLimit)
+	n, err := s.SweepMedia(ctx, gone)
 	if n > 0 {
 		u.Logger.Warn("removed media of measures that do not exist (uploads a crash cut off)", "env", string(s.env), "measures", n)
 	}
@@ -106,18 +116,20 @@ func (s *Service) KeepUp(ctx context.Context, u Upkeep) {
 				u.Logger.Warn("heartbeat", "env", string(s.env), "err", err)
 			}
 		case <-sweeps.C:
-			if _, err := s.sweepRuns(ctx, u); err != nil && ctx.Err() == nil {
+			if _, err := s.sweepRuns(ctx, u, u.RunLimit); err != nil && ctx.Err() == nil {
 				u.Logger.Error("sweep runs", "env", string(s.env), "err", err)
 			}
 		}
 	}
 }
 
-func (s *Service) sweepRuns(ctx context.Context, u Upkeep) (int, error) {
-	n, err := s.SweepRuns(ctx, u.RunLimit)
+// sweepRuns ends the runs of the instances not heard of for longer than
+// gone, and logs it.
+func (s *Service) sweepRuns(ctx context.Context, u Upkeep, gone time.Duration) (int, error) {
+	n, err := s.SweepRuns(ctx, gone)
 	if n > 0 {
-		u.Logger.Warn("ended runs of an instance gone for longer than the run limit", "env", string(s.env), "runs", n,
-			"run_limit", u.RunLimit.String())
+		u.Logger.Warn("ended runs of an instance that is gone (a crash cut them short)", "env", string(s.env), "runs", n,
+			"gone_for_over", gone.String())
 	}
 	return n, err
 }

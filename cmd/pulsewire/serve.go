@@ -150,6 +150,7 @@ type server struct {
 	log     *slog.Logger
 	loc     *time.Location
 	envs    []*environment
+	unlock  func()           // releases the data folder; nil when not locked (PostgreSQL)
 	metrics *metrics.Metrics // nil without --admin-addr: nothing is counted
 	admin   *adminListener   // nil without --admin-addr
 }
@@ -177,6 +178,12 @@ func (s *server) open(ctx context.Context) error {
 		return err
 	}
 	capacity := session.NewCapacity(s.cfg.sessions.MaxSessions)
+	// On SQLite this process is the only server of the databases.
+	if s.cfg.store.databaseURL == "" {
+		if s.unlock, err = lockDataDir(s.cfg.store.dataDir); err != nil {
+			return err
+		}
+	}
 	// One name for this process in both environments' databases.
 	instance := uuid.NewString()
 	dbWhere, mediaWhere := s.cfg.store.describe()
@@ -198,7 +205,7 @@ func (s *server) open(ctx context.Context) error {
 		if env.ln, err = net.Listen("tcp", e.addr); err != nil {
 			return fmt.Errorf("%s: %w", e.env, err)
 		}
-		env.upkeep = control.Upkeep{Address: advertised(e.advertise, env.ln.Addr()), RunLimit: s.cfg.runLimit, Logger: s.log}
+		env.upkeep = control.Upkeep{Address: advertised(e.advertise, env.ln.Addr()), RunLimit: s.cfg.runLimit, Alone: s.unlock != nil, Logger: s.log}
 		// Before serving: recorded, so that the others can hand on to it,
 		// and what a crash of an instance left is repaired.
 		if err := svc.Join(ctx, env.upkeep); err != nil {
@@ -360,6 +367,9 @@ func (s *server) close() {
 		if err := e.db.Close(); err != nil {
 			s.log.Error("close database", "err", err)
 		}
+	}
+	if s.unlock != nil {
+		s.unlock()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -533,5 +534,70 @@ func TestSweepEndsARunAKillLeft(t *testing.T) {
 	}
 	if !strings.Contains(srv.out.String(), "ended runs of an instance gone") {
 		t.Errorf("the sweep is not logged:\n%s", srv.out)
+	}
+}
+
+// TestOneServerPerDataFolder: a second server on the data folder of a
+// running one is refused at start and says why; once the first stops, the
+// folder serves again.
+func TestOneServerPerDataFolder(t *testing.T) {
+	bin := buildBinary(t)
+	data := t.TempDir()
+	first := startServer(t, bin, data)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a second server would serve on
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--test-addr", "127.0.0.1:0", "--data-dir", data).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "another pulsewire serve is using") {
+		t.Fatalf("a second server on the folder: %v\n%s", err, out)
+	}
+	if err := first.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	second := startServer(t, bin, data)
+	second.stop(t, syscall.SIGTERM)
+}
+
+// TestCrashRepairedAtStart: a server killed while it receives the upload
+// that runs a created measure leaves it started; the server that starts
+// next on the folder ends that run at once (PROCESSOR_FAIL), as the run
+// limit's sweep would, and the measure can be deleted.
+func TestCrashRepairedAtStart(t *testing.T) {
+	bin := buildBinary(t)
+	data := t.TempDir()
+	_, key := createClient(t, bin, data, "production", "acme")
+	srv := startServer(t, bin, data)
+	status, body := call(t, "POST", srv.prod+"/measures", key, `{}`)
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	id := field(t, body, "id")
+	// Half a video's upload, and no more.
+	c, err := net.Dial("tcp", strings.TrimPrefix(srv.prod, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /measures/%s/rppg/video HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: multipart/form-data; boundary=XX\r\nContent-Length: 1000000\r\n\r\n"+
+		"--XX\r\nContent-Disposition: form-data; name=\"video\"; filename=\"v.webm\"\r\nContent-Type: video/webm\r\n\r\n"+
+		"\x1a\x45\xdf\xa3%s", id, key, strings.Repeat("\x00", 4096))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, body := call(t, "GET", srv.prod+"/measures/"+id, key, ""); strings.Contains(string(body), `"status":"started"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not start")
+		}
+	}
+	srv.stop(t, syscall.SIGKILL)
+
+	srv = startServer(t, bin, data)
+	defer srv.stop(t, syscall.SIGTERM)
+	status, body = call(t, "GET", srv.prod+"/measures/"+id, key, "")
+	if status != http.StatusOK || !strings.Contains(string(body), `"status":"ended"`) || !strings.Contains(string(body), "PROCESSOR_FAIL") {
+		t.Fatalf("the run the crash cut short, after the restart: %d %s", status, body)
+	}
+	if status, _ := call(t, "DELETE", srv.prod+"/measures/"+id, key, ""); status != http.StatusOK {
+		t.Fatalf("delete: %d", status)
 	}
 }
