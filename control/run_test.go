@@ -332,6 +332,22 @@ func TestRunAbandon(t *testing.T) {
 	}
 }
 
+// instance is another instance of the server on e's database, named
+// name, joined with u.
+func (e *testEnv) instance(t *testing.T, name string, u Upkeep) *Service {
+	t.Helper()
+	db, err := storage.Open(context.Background(), e.file, storage.Options{Now: e.clock.now, Instance: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc := NewService(Production, db, e.media)
+	if err := svc.Join(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
 // TestSweepRuns: runs of an instance gone for longer than the run limit
 // end with PROCESSOR_FAIL on every returned variable and no charge; runs
 // of a live instance, and of one gone for less, are left alone.
@@ -341,15 +357,7 @@ func TestSweepRuns(t *testing.T) {
 	limit := 10 * time.Minute
 	acme := e.newClient("acme", []string{"hr", "br"}, ptr(int64(5)))
 	// Another instance on the same database, which dies.
-	other, err := storage.Open(ctx, e.file, storage.Options{Now: e.clock.now, Instance: "dead"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	dead := NewService(Production, other, e.media)
-	if err := dead.Join(ctx, Upkeep{Address: "127.0.0.1:1", RunLimit: limit}); err != nil {
-		t.Fatal(err)
-	}
+	dead := e.instance(t, "dead", Upkeep{Address: "127.0.0.1:1", RunLimit: limit})
 	if err := e.svc.Join(ctx, Upkeep{Address: "127.0.0.1:2", RunLimit: limit}); err != nil {
 		t.Fatal(err)
 	}
@@ -435,15 +443,7 @@ func TestJoinAlone(t *testing.T) {
 	e := newTestEnv(t, Production)
 	acme := e.newClient("acme", []string{"hr"}, nil)
 	// The process before the crash: its runs stay started.
-	before, err := storage.Open(ctx, e.file, storage.Options{Now: e.clock.now, Instance: "crashed"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer before.Close()
-	crashed := NewService(Production, before, e.media)
-	if err := crashed.Join(ctx, Upkeep{Address: "127.0.0.1:1", Alone: true}); err != nil {
-		t.Fatal(err)
-	}
+	crashed := e.instance(t, "crashed", Upkeep{Address: "127.0.0.1:1", Alone: true})
 	twoStep, _ := crashed.CreateMeasure(ctx, acme, storage.NewMeasure{})
 	cut, err := crashed.StartRun(ctx, acme, RunOf{MeasureID: twoStep.ID}, storage.KindRPPG)
 	if err != nil {
