@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// TestSpendRequestWindow: a limit of N per span admits at most N requests
+// TestSpendWindow: a limit of N per span admits at most N requests
 // in any span, exact at its edge, refuses only when N are in the span, and
 // says how long until one leaves it.
-func TestSpendRequestWindow(t *testing.T) {
+func TestSpendWindow(t *testing.T) {
 	engines(t, func(t *testing.T, e *testEngine) {
 		ctx := context.Background()
 		start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -20,7 +20,7 @@ func TestSpendRequestWindow(t *testing.T) {
 		rate := Rate{N: 3, Per: time.Minute}
 		spend := func(c Client, name string, r Rate) (bool, time.Duration) {
 			t.Helper()
-			ok, wait, err := db.SpendRequest(ctx, c, name, r)
+			ok, wait, err := db.SpendWindow(ctx, c, name, r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,10 +64,10 @@ func TestSpendRequestWindow(t *testing.T) {
 	})
 }
 
-// TestSpendRequestAnyWindow: requests at random times, in bursts and
+// TestSpendWindowAnySpan: requests at random times, in bursts and
 // apart, never pass N in any span of the window, and each refusal finds N
 // in the span that ends at it.
-func TestSpendRequestAnyWindow(t *testing.T) {
+func TestSpendWindowAnySpan(t *testing.T) {
 	engines(t, func(t *testing.T, e *testEngine) {
 		ctx := context.Background()
 		clock := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -82,7 +82,7 @@ func TestSpendRequestAnyWindow(t *testing.T) {
 				clock.advance(time.Duration(rng.IntN(8000)) * time.Millisecond)
 			}
 			now := clock.now()
-			ok, wait, err := db.SpendRequest(ctx, acme, "mint", rate)
+			ok, wait, err := db.SpendWindow(ctx, acme, "mint", rate)
 			if err != nil {
 				t.Fatal(err)
 			}

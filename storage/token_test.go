@@ -299,19 +299,23 @@ func TestCountsHoldAcrossInstances(t *testing.T) {
 			t.Fatalf("%d openings admitted at once, want 2", n)
 		}
 		rate := Rate{N: 30, Per: time.Minute}
-		var mu sync.Mutex
-		spent := 0
-		succeeded(t, 45, nil, func(i int) error {
-			ok, _, err := on(i).SpendRequest(ctx, acme, "general", rate)
-			if ok {
-				mu.Lock()
-				spent++
-				mu.Unlock()
+		for name, spend := range map[string]func(*DB, context.Context, Client, string, Rate) (bool, time.Duration, error){
+			"bucket": (*DB).SpendBucket, "window": (*DB).SpendWindow,
+		} {
+			var mu sync.Mutex
+			spent := 0
+			succeeded(t, 45, nil, func(i int) error {
+				ok, _, err := spend(on(i), ctx, acme, name, rate)
+				if ok {
+					mu.Lock()
+					spent++
+					mu.Unlock()
+				}
+				return err
+			})
+			if spent != rate.N {
+				t.Fatalf("%s: %d requests spent at once, want %d", name, spent, rate.N)
 			}
-			return err
-		})
-		if spent != rate.N {
-			t.Fatalf("%d requests spent at once, want %d", spent, rate.N)
 		}
 		if _, err := dbs[0].UpdateClient(ctx, acme.ID, ClientUpdate{MonthlyCredits: ptr(ptr(int64(4)))}); err != nil {
 			t.Fatal(err)

@@ -1,9 +1,9 @@
--- The request rate limits of each client, exact over sliding windows: for
--- each limit (name), the times (Unix ms, 8 bytes each, little-endian,
--- oldest first) of the client's latest requests, at most as many as the
--- limit allows in its window. The token buckets of request_buckets let a
--- key spend its limit at once and again as it earned it back, nearly twice
--- the limit within one window; versions that still use them keep them.
+-- The request rate limits of each client that are exact over a sliding
+-- window (the token mints'; the general limit stays a bucket, in
+-- request_buckets, which lets a key spend its limit at once and again as
+-- it earns it back): for each limit (name), the times (Unix ms, 8 bytes
+-- each, little-endian, oldest first) of the client's requests of the last
+-- window, at most as many as the limit allows in it.
 CREATE TABLE request_windows (
 	client INTEGER NOT NULL REFERENCES clients (key),
 	name   TEXT    NOT NULL,
