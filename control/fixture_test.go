@@ -386,6 +386,7 @@ type measureOf struct {
 		QualityScore variableOf `json:"qualityScore"`
 	} `json:"signal"`
 	Variables map[string]variableOf `json:"variables"`
+	MediaKept *bool                 `json:"mediaKept"`
 }
 
 type variableOf struct {

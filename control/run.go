@@ -31,7 +31,7 @@ type Run struct {
 	measure  storage.Measure
 	kind     storage.Kind
 	byRun    bool     // a new measure, which a failed run removes
-	media    bool     // the capture is stored as media (RunOf.StoresMedia)
+	media    bool     // the capture is stored as media (a run route's upload)
 	returned []string // returnedVariables: what the client is entitled to here
 	inputs   dsp.Inputs
 }
@@ -49,10 +49,6 @@ type RunOf struct {
 	// advance (the REST routes store an upload under it before the record
 	// exists); empty means a fresh UUID.
 	NewID string
-	// StoresMedia says the caller stores the capture as the measure's media
-	// (Service.captureMedia), as the upload routes do; a live session
-	// keeps no frame.
-	StoresMedia bool
 }
 
 // StartRun claims a measure of c for a run from kind (the measure gets the
@@ -63,7 +59,7 @@ type RunOf struct {
 // a measure that does not exist or is another client's is NotFound. A new
 // measure is stored already started.
 func (s *Service) StartRun(ctx context.Context, c storage.Client, of RunOf, kind storage.Kind) (*Run, error) {
-	r := &Run{svc: s, client: c, kind: kind, media: of.StoresMedia}
+	r := &Run{svc: s, client: c, kind: kind}
 	var err error
 	if of.MeasureID != "" {
 		id, perr := parseID(of.MeasureID)

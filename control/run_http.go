@@ -93,12 +93,12 @@ func (a *API) run(c *gin.Context, client storage.Client, src source, existingID 
 	var run *Run
 	id := uuid.NewString() // a new measure's: its media are stored before its record
 	if existingID != "" {
-		if run, err = a.svc.StartRun(ctx, client, RunOf{MeasureID: existingID, StoresMedia: true}, src.kind()); err != nil {
+		if run, err = a.svc.StartRun(ctx, client, RunOf{MeasureID: existingID}, src.kind()); err != nil {
 			return storage.Measure{}, err
 		}
 		id = run.Measure().ID
 	}
-	store := mediaStore{media: a.svc.captureMedia(), id: id}
+	store := newMediaStore(a.svc.captureMedia(), id)
 	m, err := a.measure(c, up, client, src, store, &run)
 	if err != nil && run != nil && a.svc.deleted(ctx, client, id) {
 		// The client deleted the measure during its run (its right at
@@ -146,7 +146,7 @@ func (a *API) measure(c *gin.Context, up *upload, client storage.Client, src sou
 			if err != nil {
 				return err
 			}
-			if *run, err = a.svc.StartRun(ctx, client, RunOf{New: n, NewID: store.id, StoresMedia: true}, src.kind()); err != nil {
+			if *run, err = a.svc.StartRun(ctx, client, RunOf{New: n, NewID: store.id}, src.kind()); err != nil {
 				return err
 			}
 		case raw != nil:
@@ -160,6 +160,9 @@ func (a *API) measure(c *gin.Context, up *upload, client storage.Client, src sou
 		if err != nil {
 			return err
 		}
+		// Images refused by their first bytes are not stored: the
+		// measure keeps media only when some were.
+		(*run).media = *store.wrote
 		m, err = (*run).End(ctx, res)
 		return err
 	})

@@ -346,6 +346,12 @@ func TestImagesRun(t *testing.T) {
 			if v.code() != tc.code || tc.code == "" && v.Value == nil {
 				t.Fatalf("faceBmi %s %s, want %q", v.Value, v.code(), tc.code)
 			}
+			// Images refused by their first bytes are not stored; the
+			// measure says it kept media only when it has some.
+			kept := slices.Contains(e.mediaFolders(), m.ID)
+			if m.MediaKept == nil || *m.MediaKept != kept {
+				t.Fatalf("mediaKept %v with media stored %v", m.MediaKept != nil && *m.MediaKept, kept)
+			}
 		})
 	}
 	t.Run("no image", func(t *testing.T) {

@@ -56,6 +56,12 @@ func (f *formSource) inputs(context.Context, mediaStore) (json.RawMessage, error
 type mediaStore struct {
 	media storage.Media
 	id    string
+	wrote *bool // a file was stored: the measure has media to keep
+}
+
+// newMediaStore is where a run stores the capture of measure id.
+func newMediaStore(media storage.Media, id string) mediaStore {
+	return mediaStore{media: media, id: id, wrote: new(bool)}
 }
 
 func (s mediaStore) open(ctx context.Context, name string) (io.ReadCloser, error) {

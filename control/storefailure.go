@@ -14,6 +14,9 @@ import (
 func (s mediaStore) put(ctx context.Context, name string, r io.Reader) error {
 	rr := &readRecorder{r: r}
 	err := s.media.Put(ctx, s.id, name, rr)
+	if err == nil {
+		*s.wrote = true
+	}
 	if err == nil || rr.err != nil || ctx.Err() != nil {
 		return err
 	}

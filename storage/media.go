@@ -113,6 +113,9 @@ func (m *MediaDir) Put(ctx context.Context, id, name string, r io.Reader) (err e
 		if err != nil {
 			f.Close()
 			os.Remove(f.Name())
+			// and the measure's folder if that leaves it empty:
+			// List takes every folder for a measure with files.
+			os.Remove(filepath.Dir(target))
 		}
 	}()
 	if _, err := io.Copy(f, contextReader{ctx, r}); err != nil {

@@ -157,6 +157,14 @@ func TestMedia(t *testing.T) {
 		if names := raw.names(t); !slices.Equal(names, []string{id + "/video.mp4"}) {
 			t.Fatalf("stored after failed puts: %v", names)
 		}
+		// A failed first put leaves no measure with files to List.
+		other := uuid.NewString()
+		if err := m.Put(ctx, other, "broken.bin", failingReader{}); err == nil {
+			t.Fatal("a failed copy was reported stored")
+		}
+		if listed, err := m.List(ctx); err != nil || len(listed) != 1 || listed[0].ID != id {
+			t.Fatalf("listed after a failed first put: %v, %v", listed, err)
+		}
 
 		for _, tc := range []struct{ name, id, file string }{
 			{"parent folder", id, ".."},
