@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
@@ -85,6 +86,9 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := os.Lstat(*out); !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("--out %s exists: a backup goes into a new folder", *out)
 	}
+	if inside(*out, *dataDir) {
+		return fmt.Errorf("--out %s is inside the data folder %s: a backup there is lost with the data, and a restore moves it away with the folder", *out, *dataDir)
+	}
 	start := time.Now()
 	tmp := fmt.Sprintf("%s.partial-%s", filepath.Clean(*out), randomSuffix())
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
@@ -103,6 +107,18 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	syncDir(filepath.Dir(*out))
 	return printSummary(stdout, *out, m, time.Since(start))
+}
+
+// inside reports whether path is dir or lies under it, once both are
+// absolute (symbolic links are not followed).
+func inside(path, dir string) bool {
+	p, perr := filepath.Abs(path)
+	d, derr := filepath.Abs(dir)
+	if perr != nil || derr != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // backup copies every environment dataDir holds into the folder tmp.

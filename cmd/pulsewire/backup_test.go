@@ -147,6 +147,26 @@ func TestBackupWhileServing(t *testing.T) {
 		t.Fatalf("no write was answered during the %v backup", ended.Sub(began))
 	}
 	t.Logf("backup took %v; %d writes answered before it, %d during; summary %s", ended.Sub(began), len(mustHave), during, summary)
+	// A restore into the folder the server uses is refused, even with the
+	// environments moved away: the server would write past them.
+	moved := t.TempDir()
+	for _, env := range []string{"production", "test"} {
+		if err := os.Rename(filepath.Join(data, env), filepath.Join(moved, env)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := pulsewire(t, "restore", "--from", out, "--data-dir", data); err == nil || !strings.Contains(err.Error(), "another pulsewire serve is using") {
+		t.Fatalf("a restore into a served folder: %v", err)
+	}
+	for _, env := range []string{"production", "test"} {
+		if err := os.Rename(filepath.Join(moved, env), filepath.Join(data, env)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nor does a backup go inside the data folder.
+	if _, _, err := pulsewire(t, "backup", "--data-dir", data, "--out", filepath.Join(data, "production", "bk")); err == nil || !strings.Contains(err.Error(), "inside the data folder") {
+		t.Fatalf("a backup inside the data folder: %v", err)
+	}
 	if err := srv.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

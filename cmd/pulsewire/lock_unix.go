@@ -20,7 +20,7 @@ func lockDataDir(dataDir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data folder: %w", err)
 	}
-	path := filepath.Join(dataDir, "serve.lock")
+	path := filepath.Join(dataDir, lockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock the data folder: %w", err)

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,7 +21,8 @@ import (
 const restoreUsage = `Usage: pulsewire restore --from DIR --data-dir D
 
 Restores the backup in DIR into the data folder D, which must not hold the
-environments restored (a new or empty folder): every file is checked
+environments restored (a new or empty folder) and no server may be using
+(stop it first): every file is checked
 against the backup's manifest (size and SHA-256) and each database with
 SQLite's integrity check before anything is put in place. Measures whose
 run was in progress when the backup was made end with PROCESSOR_FAIL, as
@@ -29,7 +32,7 @@ summary as JSON.
 Flags:
 `
 
-func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	flags := flag.NewFlagSet("restore", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	from := flags.String("from", "", "the backup folder 'pulsewire backup' wrote")
@@ -48,6 +51,23 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	// A server on the folder would keep writing to the databases it holds
+	// open, past the restored ones: restore only into a folder no server
+	// holds, and hold it meanwhile.
+	lockFile := filepath.Join(*dataDir, lockName)
+	_, statErr := os.Stat(lockFile)
+	unlock, err := lockDataDir(*dataDir)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if unlock != nil {
+		defer unlock()
+	}
+	defer func() {
+		if err != nil && errors.Is(statErr, fs.ErrNotExist) {
+			os.Remove(lockFile) // a failed restore leaves the folder as it was
+		}
+	}()
 	// Nothing is touched unless every environment can be restored.
 	for env := range m.Environments {
 		target := filepath.Join(*dataDir, string(env))

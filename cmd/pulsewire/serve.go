@@ -26,6 +26,10 @@ import (
 	"github.com/pulsewire/pulsewire/storage"
 )
 
+// lockName is the file in a SQLite data folder that its server holds
+// locked (lockDataDir), and a restore too.
+const lockName = "serve.lock"
+
 const serveUsage = `Usage: pulsewire serve [flags]
 
 Serves the Production and Test APIs on two listeners until SIGINT or SIGTERM,
