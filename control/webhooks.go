@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,22 +104,44 @@ func checkWebhookURL(s string) error {
 	switch {
 	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "":
 		return errors.New("url must be an http or https URL with a host")
+	case !validPort(u.Port()):
+		return errors.New("url must have a port from 1 to 65535, or none")
 	case u.User != nil:
 		return errors.New("url must not hold a user name or password")
 	}
 	return nil
 }
 
+// validPort reports whether a URL's port is one a connection can be made
+// to: none (the scheme's), or 1 to 65535.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
+}
+
 // errPrivateAddress: an endpoint's host is, or resolves to, an address the
 // server does not post to without --webhook-allow-private.
-var errPrivateAddress = errors.New("the address is loopback, private, link-local, unspecified or multicast")
+var errPrivateAddress = errors.New("a loopback, private, link-local, reserved, unspecified or multicast address")
 
-// Ranges refused beside those netip names.
-var (
-	sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT: inside a provider's network
-	thisNetwork        = netip.MustParsePrefix("0.0.0.0/8")     // reaches the host itself on Linux
-	broadcast          = netip.MustParseAddr("255.255.255.255")
-)
+// Ranges refused beside those netip names: addresses that are not a
+// public host's (the IANA special-purpose registries), some of which reach
+// the host itself or its provider's network.
+var refused = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this network": reaches the host itself on Linux
+	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT: inside a provider's network
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking, inside a network
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and the broadcast address
+	netip.MustParsePrefix("100::/64"),        // discard-only
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("fec0::/10"),       // site-local, deprecated: private in effect
+}
 
 // IPv6 ranges that carry an IPv4 address, which a translator or relay on
 // the way may deliver to. A well-known NAT64 address (how an IPv6-only
@@ -129,9 +152,10 @@ var (
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
 	sixToFour = netip.MustParsePrefix("2002::/16")
 	refused6  = []netip.Prefix{
-		netip.MustParsePrefix("64:ff9b:1::/48"), // NAT64 for a network's own use
-		netip.MustParsePrefix("2001::/32"),      // Teredo
-		netip.MustParsePrefix("::/96"),          // IPv4-compatible, deprecated
+		netip.MustParsePrefix("64:ff9b:1::/48"),  // NAT64 for a network's own use
+		netip.MustParsePrefix("2001::/32"),       // Teredo
+		netip.MustParsePrefix("::/96"),           // IPv4-compatible, deprecated
+		netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (SIIT)
 	}
 )
 
@@ -155,9 +179,16 @@ func privateAddress(a netip.Addr) bool {
 			}
 		}
 	}
-	return !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() ||
-		sharedAddressSpace.Contains(a) || thisNetwork.Contains(a) || a == broadcast
+	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
+		return true
+	}
+	for _, p := range refused {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveTimeout bounds the look-up of an endpoint's host at registration.
@@ -177,7 +208,7 @@ func (s *Service) checkWebhookHost(ctx context.Context, rawURL string) error {
 	host := u.Hostname()
 	if a, err := netip.ParseAddr(host); err == nil {
 		if privateAddress(a) {
-			return invalidf("url: %s, which this server does not post to", errPrivateAddress)
+			return invalidf("url: %s is %s, which this server does not post to", host, errPrivateAddress)
 		}
 		return nil
 	}
@@ -189,7 +220,7 @@ func (s *Service) checkWebhookHost(ctx context.Context, rawURL string) error {
 	}
 	for _, a := range addrs {
 		if privateAddress(a) {
-			return invalidf("url: the host %s resolves to %s, which this server does not post to", host, errPrivateAddress)
+			return invalidf("url: the host %s resolves to %s, %s, which this server does not post to", host, a.Unmap(), errPrivateAddress)
 		}
 	}
 	return nil

@@ -210,6 +210,9 @@ func TestWebhookEndpointValidation(t *testing.T) {
 	atEdge := base + strings.Repeat("a", maxWebhookURL-len(base))
 	wantStatus(t, e.do("POST", "/webhook-endpoints", key, map[string]any{"url": atEdge, "events": []string{"measure.deleted"}}), http.StatusCreated)
 	wantStatus(t, e.do("POST", "/webhook-endpoints", key, map[string]any{"url": "http://hooks.example", "events": webhookEvents}), http.StatusCreated)
+	for _, port := range []string{"1", "65535"} {
+		wantStatus(t, e.do("POST", "/webhook-endpoints", key, map[string]any{"url": "https://hooks.example:" + port + "/", "events": webhookEvents}), http.StatusCreated)
+	}
 	for _, c := range []struct {
 		body any
 		want string
@@ -221,6 +224,8 @@ func TestWebhookEndpointValidation(t *testing.T) {
 		{map[string]any{"url": "https:///path", "events": webhookEvents}, "url must be an http or https URL with a host"},
 		{map[string]any{"url": "hooks.example/pw", "events": webhookEvents}, "url must be an http or https URL with a host"},
 		{map[string]any{"url": "https://u:p@hooks.example/", "events": webhookEvents}, "url must not hold a user name or password"},
+		{map[string]any{"url": "https://hooks.example:0/", "events": webhookEvents}, "url must have a port from 1 to 65535, or none"},
+		{map[string]any{"url": "https://hooks.example:65536/", "events": webhookEvents}, "url must have a port from 1 to 65535, or none"},
 		{map[string]any{"url": base}, "events should not be empty"},
 		{map[string]any{"url": base, "events": []string{}}, "events should not be empty"},
 		{map[string]any{"url": base, "events": "measure.ended"}, "events must be an array"},
@@ -263,9 +268,10 @@ func TestWebhookPrivateAddresses(t *testing.T) {
 	for _, host := range []string{
 		"127.0.0.1", "localhost", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0",
 		"100.64.0.1", "224.0.0.1", "255.255.255.255", "[::1]", "[::]", "[fe80::1]", "[fc00::1]", "[ff02::1]", "[::ffff:127.0.0.1]",
+		"198.18.0.1", "240.0.0.1", "192.0.0.8", "203.0.113.5", "[fec0::1]", "[100::1]", "[2001:db8::1]", "[::ffff:0:a00:1]",
 	} {
 		r := e.do("POST", "/webhook-endpoints", key, map[string]any{"url": "http://" + host + ":8080/hook", "events": webhookEvents})
-		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "loopback, private, link-local, unspecified or multicast") {
+		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "a loopback, private, link-local, reserved, unspecified or multicast address, which this server does not post to") {
 			t.Errorf("%s: %d %s", host, r.status, r.body)
 		}
 	}
@@ -289,7 +295,7 @@ func TestWebhookPrivateAddresses(t *testing.T) {
 	})
 	d := e.deliveries(key, w.ID)[0]
 	if d.Outcome != storage.DeliveryPending || d.LastStatus != nil || d.LastError == nil ||
-		*d.LastError != "refused: the address is loopback, private, link-local, unspecified or multicast" {
+		*d.LastError != "refused: a loopback, private, link-local, reserved, unspecified or multicast address" {
 		t.Fatalf("refused delivery: %+v", d)
 	}
 	if n := len(rc.requests()); n != 0 {
@@ -633,6 +639,7 @@ func TestPrivateAddressInsideIPv6(t *testing.T) {
 		"2001:0:4136:e378::1":  true,  // Teredo
 		"::7f00:1":             true,  // IPv4-compatible 127.0.0.1
 		"::ffff:10.0.0.1":      true,  // IPv4-mapped
+		"::ffff:0:a00:1":       true,  // IPv4-translated 10.0.0.1
 		"2606:2800:220:1::248": false, // public IPv6
 		"93.184.215.14":        false,
 	} {

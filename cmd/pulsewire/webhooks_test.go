@@ -31,7 +31,7 @@ func TestClientWebhookCommands(t *testing.T) {
 	}
 
 	if _, err := webhooks("add", client["id"], "--url", "http://127.0.0.1:9/hook"); err == nil ||
-		!strings.Contains(err.Error(), "loopback, private, link-local, unspecified or multicast") {
+		!strings.Contains(err.Error(), "loopback, private, link-local, reserved, unspecified or multicast") {
 		t.Fatalf("loopback without leave: %v", err)
 	}
 	if _, err := webhooks("add", client["id"], "--url", "https://hooks.example/", "--events", "measure.ended,measure.created"); err == nil ||
