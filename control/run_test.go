@@ -378,6 +378,17 @@ func TestSweepRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the cut runs stored: an upload, and one cut short.
+	if err := e.media.Put(ctx, cut.Measure().ID, "signal.json", strings.NewReader("{}")); err != nil {
+		t.Fatal(err)
+	}
+	partial := filepath.Join(e.media.(*storage.MediaDir).Root, newCut.Measure().ID, ".put-1") // a crash's, mid-upload
+	if err := os.MkdirAll(filepath.Dir(partial), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(partial, []byte("fra"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// Within the limit nothing is swept, however long the runs have been
 	// going.
 	e.clock.advance(limit)
@@ -400,6 +411,10 @@ func TestSweepRuns(t *testing.T) {
 		m, err := e.svc.Measure(ctx, acme, tc.id)
 		if err != nil || m.Status != storage.StatusEnded || m.Kind != tc.kind || !slices.Equal(m.ReturnedVariables, tc.returned) || m.Signal != nil {
 			t.Fatalf("swept measure %+v %v", m, err)
+		}
+		// What a cut run stored is no capture: gone, and said so.
+		if m.MediaKept == nil || *m.MediaKept || slices.Contains(e.mediaFolders(), tc.id) {
+			t.Fatalf("swept measure's media: kept %v, folders %v", m.MediaKept, e.mediaFolders())
 		}
 		var vars map[string]dsp.Variable
 		json.Unmarshal(m.Variables, &vars)

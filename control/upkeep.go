@@ -137,7 +137,8 @@ func (s *Service) sweepRuns(ctx context.Context, u Upkeep, gone time.Duration) (
 // SweepRuns ends the runs whose instance has not been heard of for longer
 // than runLimit, and forgets such instances. A swept measure ends as a run
 // ends, with every returned variable PROCESSOR_FAIL and no signal, and
-// costs no credit; its media are kept until it is deleted. It returns how
+// costs no credit; what its run stored is removed, and it says it kept no
+// media. It returns how
 // many runs it ended; of instances sweeping at once, each run is ended by
 // one.
 func (s *Service) SweepRuns(ctx context.Context, runLimit time.Duration) (int, error) {
@@ -158,9 +159,16 @@ func (s *Service) SweepRuns(ctx context.Context, runLimit time.Duration) (int, e
 		if err != nil {
 			return ended, err
 		}
+		// What a cut run stored is no capture of the measure (an upload
+		// cut short, or one never analysed): it goes before the measure
+		// ends, which says it kept none.
+		if err := s.captureMedia().Remove(ctx, m.ID); err != nil {
+			return ended, fmt.Errorf("sweep run of %s: %w", m.ID, err)
+		}
 		out := storage.Outcome{Variables: variables}
+		kept := false
 		_, err = s.db.EndMeasure(ctx, r.Client, m.ID, storage.MeasureEnd{
-			Kind: r.Kind, ReturnedVariables: returned, Outcome: out, NoCredit: out,
+			Kind: r.Kind, ReturnedVariables: returned, Outcome: out, NoCredit: out, MediaKept: &kept,
 		})
 		switch {
 		case errors.Is(err, storage.ErrNotFound): // ended or deleted meanwhile

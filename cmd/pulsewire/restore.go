@@ -152,9 +152,6 @@ func restoreEnvironment(ctx context.Context, env control.Env, list *envBackupLis
 	if err != nil {
 		return err
 	}
-	if err := endCutRuns(ctx, env, dbFile); err != nil {
-		return err
-	}
 	from := &storage.MediaDir{Root: filepath.Join(src, "media")}
 	to, err := storage.NewMediaDir(filepath.Join(dst, "media"))
 	if err != nil {
@@ -169,7 +166,7 @@ func restoreEnvironment(ctx context.Context, env control.Env, list *envBackupLis
 			return fmt.Errorf("media %s/%s differs from the manifest: the backup is damaged", want.Measure, want.Name)
 		}
 	}
-	return nil
+	return endCutRuns(ctx, env, dbFile, to)
 }
 
 // copyFile copies src to the new file dst, synced, and returns the size
@@ -198,14 +195,14 @@ func copyFile(src, dst string) (backupFile, error) {
 	return backupFile{Bytes: h.n, SHA256: hex.EncodeToString(h.h.Sum(nil))}, nil
 }
 
-// endCutRuns ends every run still in progress in the database file: every
-// server the copy knows of is gone.
-func endCutRuns(ctx context.Context, env control.Env, dbFile string) error {
+// endCutRuns ends every run still in progress in the database file, whose
+// media are in media: every server the copy knows of is gone.
+func endCutRuns(ctx context.Context, env control.Env, dbFile string, media storage.Media) error {
 	db, err := storage.Open(ctx, dbFile, storage.Options{})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	_, err = control.NewService(env, db, nil).SweepRuns(ctx, 0)
+	_, err = control.NewService(env, db, media).SweepRuns(ctx, 0)
 	return err
 }
