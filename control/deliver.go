@@ -30,6 +30,10 @@ const (
 	// maxInFlight bounds the attempts one dispatcher makes at once: one
 	// per endpoint, so this many endpoints are posted to in parallel.
 	maxInFlight = 32
+	// maxInFlightPerClient bounds the attempts of one client's deliveries
+	// at once, over every instance: a client whose endpoints are slow
+	// holds up its own deliveries, never those of every other client.
+	maxInFlightPerClient = 4
 	// DeliveryLogKept is how long a delivered or given-up delivery stays
 	// in its endpoint's log; a pending one stays until it is done.
 	DeliveryLogKept = 30 * 24 * time.Hour
@@ -121,7 +125,7 @@ func (s *Service) DeliverWebhooks(ctx context.Context, d Dispatch) {
 	)
 	for {
 		if free := maxInFlight - len(slots); free > 0 {
-			due, err := s.db.ClaimWebhooks(ctx, free, lease)
+			due, err := s.db.ClaimWebhooks(ctx, free, maxInFlightPerClient, lease)
 			if err != nil && ctx.Err() == nil {
 				log.Error("webhooks: claiming due deliveries", "err", err)
 			}

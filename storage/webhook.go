@@ -328,10 +328,13 @@ type DueWebhook struct {
 // its next attempt has come, no claim holds it or another delivery of its
 // endpoint, and it is its endpoint's oldest due one: one delivery per
 // endpoint at a time, so that an endpoint slow to answer holds up only its
-// own deliveries. Instances that claim at once get different
-// deliveries: a claim takes only rows that are still unclaimed when it
-// writes them.
-func (db *DB) ClaimWebhooks(ctx context.Context, n int, lease time.Duration) ([]DueWebhook, error) {
+// own deliveries; and at most perClient deliveries of one client at a time,
+// counted over every instance, so that the slow endpoints of some clients
+// cannot take every attempt a dispatcher makes at once. A claim serves
+// the clients in turn: each one's oldest due delivery before any one's
+// second. Instances that claim at once get different deliveries: a claim
+// takes only rows that are still unclaimed when it writes them.
+func (db *DB) ClaimWebhooks(ctx context.Context, n, perClient int, lease time.Duration) ([]DueWebhook, error) {
 	now := millis(db.now())
 	// A look on the read pool first: an idle dispatcher, which looks
 	// every second, never takes the writer.
@@ -348,18 +351,29 @@ func (db *DB) ClaimWebhooks(ctx context.Context, n int, lease time.Duration) ([]
 	var due []DueWebhook
 	err = db.inWrite(ctx, func(tx dbtx) error {
 		due = nil
+		// The due deliveries ranked within their client (place), beside
+		// what the client has in flight (busy): a client takes at most
+		// perClient, and every client's first before any client's second.
 		rows, err := tx.Query(ctx,
 			`UPDATE webhook_deliveries SET leased_by = ?, leased_until = ?
 			 WHERE id IN (
-			   SELECT d.id FROM webhook_deliveries d
-			   WHERE d.outcome = 'pending' AND d.next_at <= ? AND (d.leased_until IS NULL OR d.leased_until <= ?)`+ofActiveClient+`
-			     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries b WHERE b.endpoint = d.endpoint AND b.leased_until > ?)
-			     AND d.id = (SELECT f.id FROM webhook_deliveries f WHERE f.endpoint = d.endpoint AND f.outcome = 'pending'
-			       AND f.next_at <= ? ORDER BY f.next_at, f.id LIMIT 1)
-			   ORDER BY d.next_at LIMIT ?`+tx.e.skipLocked+`)
+			   SELECT d.id FROM webhook_deliveries d WHERE d.id IN (
+			     SELECT c.id FROM (
+			       SELECT d.id, d.next_at, COALESCE(busy.n, 0) AS busy,
+			         ROW_NUMBER() OVER (PARTITION BY e.client ORDER BY d.next_at, d.id) AS place
+			       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.key = d.endpoint
+			       LEFT JOIN (SELECT be.client, COUNT(*) AS n
+			         FROM webhook_deliveries b JOIN webhook_endpoints be ON be.key = b.endpoint
+			         WHERE b.outcome = 'pending' AND b.leased_until > ? GROUP BY be.client) busy ON busy.client = e.client
+			       WHERE d.outcome = 'pending' AND d.next_at <= ? AND (d.leased_until IS NULL OR d.leased_until <= ?)`+ofActiveClient+`
+			         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries b WHERE b.endpoint = d.endpoint AND b.leased_until > ?)
+			         AND d.id = (SELECT f.id FROM webhook_deliveries f WHERE f.endpoint = d.endpoint AND f.outcome = 'pending'
+			           AND f.next_at <= ? ORDER BY f.next_at, f.id LIMIT 1)
+			     ) c WHERE c.busy + c.place <= ?
+			     ORDER BY c.place, c.next_at LIMIT ?)`+tx.e.skipLocked+`)
 			 AND outcome = 'pending' AND next_at <= ? AND (leased_until IS NULL OR leased_until <= ?)
 			 RETURNING id`,
-			db.instance, now+lease.Milliseconds(), now, now, now, now, n, now, now)
+			db.instance, now+lease.Milliseconds(), now, now, now, now, now, perClient, n, now, now)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -175,10 +176,77 @@ func TestWebhookDeactivatedClient(t *testing.T) {
 		if ds, _ := db.WebhookDeliveries(ctx, acme, wa.ID); len(ds) != 1 {
 			t.Fatalf("a measure ended after the deactivation posted: %+v", ds)
 		}
-		due, err := db.ClaimWebhooks(ctx, 10, time.Minute)
+		due, err := db.ClaimWebhooks(ctx, 10, 16, time.Minute)
 		if err != nil || len(due) != 1 || due[0].Endpoint != wo.ID {
 			t.Fatalf("claimed %+v %v, want the other client's one delivery", due, err)
 		}
+	})
+}
+
+// TestWebhookClaimsPerClient: a client's deliveries are claimed at most
+// perClient at a time, counted over every instance, and a claim serves
+// every client's oldest before any client's second.
+func TestWebhookClaimsPerClient(t *testing.T) {
+	engines(t, func(t *testing.T, e *testEngine) {
+		ctx := context.Background()
+		clock := &testClock{t: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
+		one := e.openNamed(t, "fair", Options{Now: clock.now, Instance: "one"})
+		two := e.openNamed(t, "fair", Options{Now: clock.now, Instance: "two"})
+		busy, calm := newTestClient(t, one, "busy"), newTestClient(t, one, "calm")
+		endOne := func(c Client) {
+			t.Helper()
+			id := uuid.NewString()
+			if _, err := one.StartNewMeasure(ctx, c, id, NewMeasure{}, KindCPPG); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := one.EndMeasure(ctx, c, id, end(false)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 6 {
+			if _, err := one.CreateWebhookEndpoint(ctx, busy, fmt.Sprintf("https://busy.example/%d", i), bothEvents, "s", 16); err != nil {
+				t.Fatal(err)
+			}
+		}
+		calmHook, err := one.CreateWebhookEndpoint(ctx, calm, "https://calm.example/", bothEvents, "s", 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		endOne(busy) // six deliveries, older than calm's one
+		clock.advance(time.Second)
+		endOne(calm)
+		owners := func(due []DueWebhook) (ofBusy, ofCalm int) {
+			for _, d := range due {
+				if d.Endpoint == calmHook.ID {
+					ofCalm++
+				} else {
+					ofBusy++
+				}
+			}
+			return ofBusy, ofCalm
+		}
+		claim := func(db *DB, n, wantBusy, wantCalm int) []DueWebhook {
+			t.Helper()
+			due, err := db.ClaimWebhooks(ctx, n, 4, time.Minute)
+			if b, c := owners(due); err != nil || b != wantBusy || c != wantCalm {
+				t.Fatalf("%s claimed %d of busy and %d of calm (%v), want %d and %d", db.Instance(), b, c, err, wantBusy, wantCalm)
+			}
+			return due
+		}
+		// Two places: one each, though busy's six are older.
+		claim(one, 2, 1, 1)
+		// Busy has one in flight: three more, then none, on any instance.
+		first := claim(two, 10, 3, 0)
+		claim(one, 10, 0, 0)
+		claim(two, 10, 0, 0)
+		// One attempt ends: busy may take one more of its two left.
+		if _, err := two.RecordWebhookAttempt(ctx, first[0].ID, WebhookAttempt{Status: 204, Delivered: true}); err != nil {
+			t.Fatal(err)
+		}
+		claim(one, 10, 1, 0)
+		// Claims that expire count no more: busy's five left, four at once.
+		clock.advance(time.Minute + time.Millisecond)
+		claim(two, 10, 4, 1)
 	})
 }
 
@@ -211,7 +279,7 @@ func TestWebhookClaims(t *testing.T) {
 		endOne()
 		claim := func(db *DB, want int) []DueWebhook {
 			t.Helper()
-			due, err := db.ClaimWebhooks(ctx, 10, time.Minute)
+			due, err := db.ClaimWebhooks(ctx, 10, 16, time.Minute)
 			if err != nil || len(due) != want {
 				t.Fatalf("%s claimed %d (%v), want %d", db.Instance(), len(due), err, want)
 			}
@@ -329,7 +397,7 @@ func TestWebhookClaimsConcurrent(t *testing.T) {
 			db := e.openNamed(t, "race", Options{Instance: string(rune('a' + i))})
 			wg.Go(func() {
 				for range 6 {
-					due, err := db.ClaimWebhooks(ctx, 2, time.Minute)
+					due, err := db.ClaimWebhooks(ctx, 2, 16, time.Minute)
 					if err != nil {
 						t.Error(err)
 						return
@@ -373,7 +441,7 @@ func TestForgetWebhookDeliveries(t *testing.T) {
 		if _, err := db.EndMeasure(ctx, acme, id, end(false)); err != nil {
 			t.Fatal(err)
 		}
-		due, err := db.ClaimWebhooks(ctx, 1, time.Minute)
+		due, err := db.ClaimWebhooks(ctx, 1, 16, time.Minute)
 		if err != nil || len(due) != 1 {
 			t.Fatalf("claimed %d (%v)", len(due), err)
 		}
