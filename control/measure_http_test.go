@@ -347,3 +347,28 @@ func TestDateOfBirthOnTheConfiguredCalendar(t *testing.T) {
 		t.Fatalf("age %v", age)
 	}
 }
+
+// TestRunFailsWithTheStoreOutOfReach: a run that fails while the media
+// store cannot remove its capture still puts its measure back (a created
+// one to created, a new one gone): a live instance's run is never swept,
+// so a measure left started would stay so.
+func TestRunFailsWithTheStoreOutOfReach(t *testing.T) {
+	media := &failingMedia{}
+	e := newTestEnv(t, Production, withMedia(func(m storage.Media) storage.Media { media.Media = m; return media }))
+	_, key := e.client("acme")
+	id := e.do("POST", "/measures", key, `{}`).json(t)["id"].(string)
+	cut := `{"signal": {"timestamps": [0, 0.01, 0.02], "values": [1, 2]}}`
+	media.fails = 1 << 30
+	wantStatus(t, e.send("/measures/"+id+"/cppg/signal", key, "application/json", strings.NewReader(cut)), http.StatusBadRequest)
+	wantStatus(t, e.send("/measures/cppg/signal", key, "application/json", strings.NewReader(cut)), http.StatusBadRequest)
+	if status := e.do("GET", "/measures/"+id, key, nil).json(t)["status"]; status != "created" {
+		t.Fatalf("the created measure after a failed run: %v", status)
+	}
+	if total := e.do("GET", "/measures", key, nil).json(t)["total"]; total != 1.0 {
+		t.Fatalf("%v measures, want the created one alone", total)
+	}
+	// The store back, the measure runs.
+	media.fails = 0
+	body, _ := json.Marshal(pulseSignal("cppg", 1.2, 12))
+	wantStatus(t, e.send("/measures/"+id+"/cppg/signal", key, "application/json", strings.NewReader(string(body))), http.StatusOK)
+}

@@ -224,16 +224,24 @@ func (r *Run) Abandon(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 	defer cancel()
 	id := r.measure.ID
-	if err := r.svc.captureMedia().Remove(ctx, id); err != nil {
-		return fmt.Errorf("abandon run of %s: %w", id, err)
-	}
+	// The media first; but a store out of reach must not leave the
+	// measure started for as long as this instance lives (no sweep ends
+	// a live instance's runs), so the record is undone whatever the store
+	// answered. What a new measure leaves then belongs to no measure,
+	// and the start-up sweep removes it; what a created measure keeps is
+	// replaced by its next run's files of the same name, and removed
+	// with it.
+	rerr := r.svc.captureMedia().Remove(ctx, id)
 	var err error
 	if r.byRun {
 		err = r.svc.db.DiscardRun(ctx, r.client, id)
 	} else {
 		err = r.svc.db.ResetMeasure(ctx, r.client, id)
 	}
-	if err != nil && !errors.Is(err, storage.ErrNotFound) { // deleted meanwhile: nothing to undo
+	if errors.Is(err, storage.ErrNotFound) { // deleted meanwhile: nothing to undo
+		err = nil
+	}
+	if err = errors.Join(rerr, err); err != nil {
 		return fmt.Errorf("abandon run of %s: %w", id, err)
 	}
 	return nil
