@@ -120,15 +120,20 @@ func (s *Service) DeliverWebhooks(ctx context.Context, d Dispatch) {
 	defer forget.Stop()
 	s.forgetDeliveries(ctx, log)
 	var (
-		running sync.WaitGroup
-		slots   = make(chan struct{}, maxInFlight)
+		running  sync.WaitGroup
+		slots    = make(chan struct{}, maxInFlight)
+		claimErr bool // the last claim failed: logged once, not every poll
 	)
 	for {
 		if free := maxInFlight - len(slots); free > 0 {
 			due, err := s.db.ClaimWebhooks(ctx, free, maxInFlightPerClient, lease)
-			if err != nil && ctx.Err() == nil {
-				log.Error("webhooks: claiming due deliveries", "err", err)
+			switch {
+			case err != nil && ctx.Err() == nil && !claimErr:
+				log.Error("webhooks: claiming due deliveries (logged once until a claim works again)", "err", err)
+			case err == nil && claimErr:
+				log.Info("webhooks: claiming due deliveries works again")
 			}
+			claimErr = err != nil
 			for _, w := range due {
 				slots <- struct{}{}
 				running.Go(func() {

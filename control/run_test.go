@@ -449,6 +449,37 @@ func TestSweepRuns(t *testing.T) {
 	}
 }
 
+// TestOutage: the sweep judges no instance gone while the database is out
+// of reach, nor until two beats after it is back; without an outage it
+// always may.
+func TestOutage(t *testing.T) {
+	beat := 5 * time.Second
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	var o outage
+	down := errors.New("connection refused")
+	for _, step := range []struct {
+		after time.Duration
+		err   error
+		over  bool
+	}{
+		{0, nil, true},
+		{beat, nil, true},
+		{beat, down, false}, // every heartbeat fails from here
+		{20 * time.Minute, down, false},
+		{beat, nil, false}, // back: the others have not beaten yet
+		{beat, nil, false},
+		{beat, nil, true}, // two beats since
+		{beat, down, false},
+		{beat, nil, false},
+	} {
+		at = at.Add(step.after)
+		o.beat(step.err, at)
+		if got := o.over(at, beat); got != step.over {
+			t.Fatalf("at %s after a beat that failed with %v: over %v, want %v", at.Format(time.TimeOnly), step.err, got, step.over)
+		}
+	}
+}
+
 // TestJoinAlone: a server alone on its database (SQLite) that starts
 // after a crash ends the runs the crash cut short and removes the uploads
 // it left of no measure at once, however recent, where an instance among

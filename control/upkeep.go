@@ -102,6 +102,7 @@ func (s *Service) KeepUp(ctx context.Context, u Upkeep) {
 	beats, sweeps := time.NewTicker(beat), time.NewTicker(sweep)
 	defer beats.Stop()
 	defer sweeps.Stop()
+	var db outage
 	for {
 		select {
 		case <-ctx.Done():
@@ -112,15 +113,45 @@ func (s *Service) KeepUp(ctx context.Context, u Upkeep) {
 			}
 			return
 		case <-beats.C:
-			if err := s.db.Heartbeat(ctx, u.Address); err != nil && ctx.Err() == nil {
+			err := s.db.Heartbeat(ctx, u.Address)
+			if err != nil && ctx.Err() == nil {
 				u.Logger.Warn("heartbeat", "env", string(s.env), "err", err)
 			}
+			db.beat(err, time.Now())
 		case <-sweeps.C:
+			if !db.over(time.Now(), beat) {
+				continue
+			}
 			if _, err := s.sweepRuns(ctx, u, u.RunLimit); err != nil && ctx.Err() == nil {
 				u.Logger.Error("sweep runs", "env", string(s.env), "err", err)
 			}
 		}
 	}
+}
+
+// outage follows, through this instance's heartbeats, whether the
+// database is out of reach. While it is, every instance's heartbeat fails
+// with this one's, so once it is back no instance may be judged gone by
+// the time it was last heard of until each has had two beats to be heard
+// again: an outage longer than the run limit must not end the runs of
+// instances that live.
+type outage struct {
+	failing bool
+	back    time.Time // when a heartbeat went through after failing
+}
+
+// beat records how a heartbeat at now went.
+func (o *outage) beat(err error, now time.Time) {
+	if err == nil && o.failing {
+		o.back = now
+	}
+	o.failing = err != nil
+}
+
+// over reports whether, at now, the database is in reach and has been for
+// two beats: the sweep may judge which instances are gone.
+func (o *outage) over(now time.Time, beat time.Duration) bool {
+	return !o.failing && now.Sub(o.back) >= 2*beat
 }
 
 // sweepRuns ends the runs of the instances not heard of for longer than
