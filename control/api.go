@@ -43,7 +43,8 @@ type API struct {
 	engine      *gin.Engine
 	internal    map[string]bool // routeKey of each Internal mounted route
 	analyzer    *Analyzer
-	writable    *writeCheck // the database's readiness
+	writable    func(context.Context) error // the database's readiness
+	mediaReady  func(context.Context) error // the media store's
 	extraChecks []Check
 }
 
@@ -91,7 +92,9 @@ func NewAPI(svc *Service, opts Options) *API {
 		internal: map[string]bool{},
 		analyzer: opts.Analyzer,
 	}
-	a.writable, a.extraChecks = &writeCheck{svc: svc, log: a.log}, opts.Checks
+	a.writable = cachedCheck(a.log, errNotWritable, svc.db.CheckWritable)
+	a.mediaReady = cachedCheck(a.log, errNoMedia, svc.media.Check)
+	a.extraChecks = opts.Checks
 	e := a.engine
 	// Match on the escaped path, so that an externalId may hold a slash
 	// (%2F), then unescape parameters.

@@ -24,23 +24,26 @@ type Check struct {
 // fails.
 const checkTimeout = 2 * time.Second
 
-// writeCheckEvery bounds how often the database check writes: probes in
-// between reuse its latest answer, so that a flood of unauthenticated
-// probes costs at most one write a second.
-const writeCheckEvery = time.Second
+// checkEvery bounds how often the database and the media are checked:
+// probes in between reuse the latest answer, so that a flood of
+// unauthenticated probes costs at most one write (or one request to an
+// object store) a second.
+const checkEvery = time.Second
 
 // Why a check fails, as anyone may read it; the causes go to the log.
 var (
 	errNoFFmpeg    = errors.New("ffmpeg not found")
 	errNotWritable = errors.New("the database does not take writes")
+	errNoMedia     = errors.New("the media cannot be reached")
 )
 
 // checks are the environment's readiness conditions: its database takes
-// writes, ffmpeg is there, an upload and the analysis pool have a place,
-// and those the server added (Options.Checks).
+// writes, its media store answers, ffmpeg is there, an upload and the
+// analysis pool have a place, and those the server added (Options.Checks).
 func (a *API) checks() []Check {
 	return append([]Check{
-		{"database", a.writable.check},
+		{"database", a.writable},
+		{"media", a.mediaReady},
 		{"ffmpeg", func(context.Context) error {
 			if err := media.FFmpegAvailable(a.analyzer.video); err != nil {
 				a.log.Error("readiness", "err", err)
@@ -61,30 +64,29 @@ func (a *API) checks() []Check {
 	}, a.extraChecks...)
 }
 
-// writeCheck is the database check, answered from its latest write for
-// writeCheckEvery.
-type writeCheck struct {
-	svc *Service
-	log *slog.Logger
-
-	mu  sync.Mutex // protects the fields below, and serialises the writes
-	at  time.Time
-	err error
-}
-
-func (w *writeCheck) check(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if time.Since(w.at) < writeCheckEvery {
-		return w.err
+// cachedCheck answers check from its latest answer for checkEvery; a
+// failure is logged with its cause and answered as shown, whose message
+// is for anyone to read.
+func cachedCheck(log *slog.Logger, shown error, check func(context.Context) error) func(context.Context) error {
+	var (
+		mu   sync.Mutex // protects the two below, and serialises the checks
+		at   time.Time
+		last error
+	)
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(at) < checkEvery {
+			return last
+		}
+		last = nil
+		if err := check(ctx); err != nil {
+			log.Error("readiness", "err", err)
+			last = shown
+		}
+		at = time.Now()
+		return last
 	}
-	w.err = nil
-	if err := w.svc.db.CheckWritable(ctx); err != nil {
-		w.log.Error("readiness", "err", err)
-		w.err = errNotWritable // the cause is for the log only
-	}
-	w.at = time.Now()
-	return w.err
 }
 
 // Healthz is GET /healthz: 200 while the process serves requests. It

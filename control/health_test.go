@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestHealthz(t *testing.T) {
 func TestReadyz(t *testing.T) {
 	e := newTestEnv(t, Production)
 	status, v := e.readyz()
-	want := map[string]string{"analysis": "ok", "database": "ok", "ffmpeg": "ok"}
+	want := map[string]string{"analysis": "ok", "database": "ok", "ffmpeg": "ok", "media": "ok"}
 	if status != http.StatusOK || v.Status != "ready" || len(v.Checks) != len(want) {
 		t.Fatalf("%d %+v", status, v)
 	}
@@ -167,9 +168,33 @@ func TestReadyzDatabaseLocked(t *testing.T) {
 	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(writeCheckEvery)
+	time.Sleep(checkEvery)
 	if status, v := e.readyz(); status != http.StatusOK {
 		t.Fatalf("unlocked: %d %+v", status, v)
+	}
+}
+
+// TestReadyzWithoutMedia: a media folder removed under the server (a disk
+// unmounted) makes it not ready, the cause in the log only; back, ready.
+func TestReadyzWithoutMedia(t *testing.T) {
+	e := newTestEnv(t, Production)
+	root := e.media.(*storage.MediaDir).Root
+	moved := root + ".away"
+	if err := os.Rename(root, moved); err != nil {
+		t.Fatal(err)
+	}
+	if status, v := e.readyz(); status != http.StatusServiceUnavailable || v.Checks["media"] != errNoMedia.Error() {
+		t.Fatalf("without the folder: %d %+v", status, v)
+	}
+	if !strings.Contains(e.logs.String(), root) {
+		t.Fatalf("the cause is not logged:\n%s", e.logs)
+	}
+	if err := os.Rename(moved, root); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(checkEvery)
+	if status, v := e.readyz(); status != http.StatusOK {
+		t.Fatalf("back: %d %+v", status, v)
 	}
 }
 

@@ -32,6 +32,9 @@ type Media interface {
 	// List returns the measures that have files, for the sweep that
 	// removes what a crash left behind.
 	List(ctx context.Context) ([]StoredMedia, error)
+	// Check reports whether the media can be reached now (the folder is
+	// there, the bucket answers): the server's readiness.
+	Check(ctx context.Context) error
 }
 
 // StoredMedia is what List says of one measure's files.
@@ -161,6 +164,19 @@ func (m *MediaDir) Remove(_ context.Context, id string) error {
 // List reads the measure folders under Root, each with its time: a folder
 // changes when a file is created or renamed in it. Anything else there is
 // not ours and is left alone.
+// Check reports whether the root folder is there: a disk unmounted, or a
+// folder removed under the server, takes no upload.
+func (m *MediaDir) Check(context.Context) error {
+	fi, err := os.Stat(m.Root)
+	if err == nil && !fi.IsDir() {
+		err = fmt.Errorf("%s is not a folder", m.Root)
+	}
+	if err != nil {
+		return fmt.Errorf("media: %w", err)
+	}
+	return nil
+}
+
 func (m *MediaDir) List(context.Context) ([]StoredMedia, error) {
 	entries, err := os.ReadDir(m.Root)
 	if err != nil {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -19,9 +21,10 @@ import (
 // <prefix><id>/<name>. Instances of the server on several machines share
 // it; nothing of it is held on a machine's disk.
 type S3Media struct {
-	client *minio.Client
-	bucket string
-	prefix string // ends with "/", or is empty
+	client   *minio.Client
+	bucket   string
+	endpoint string // the store's host, for messages
+	prefix   string // ends with "/", or is empty
 }
 
 // S3 upload sizes. An object up to smallObject bytes is sent in one PUT
@@ -32,6 +35,51 @@ const (
 	partSize    = 8 << 20 // S3 parts are at least 5 MiB, but for the last
 )
 
+// A store that takes connections and never answers must not hold a
+// request for ever: each request to it waits at most storeAnswer for the
+// first bytes of its answer and is tried storeAttempts times in all, and
+// an operation on a measure's few objects (a small put, a removal) ends
+// after storeOperation whatever its requests do. A large put has no such
+// bound: it streams as fast as its client sends.
+const (
+	storeConnect   = 10 * time.Second
+	storeAnswer    = 20 * time.Second
+	storeAttempts  = 3
+	storeOperation = time.Minute
+)
+
+// CheckS3URL says what is wrong with rawURL as a media URL OpenS3Media
+// takes, without reaching the store; nil when nothing is.
+func CheckS3URL(rawURL string) error {
+	_, _, _, err := parseS3URL(rawURL)
+	return err
+}
+
+// parseS3URL reads a media URL: the bucket and prefix (u), the store's
+// host and the client's options.
+func parseS3URL(rawURL string) (u *url.URL, endpoint string, opts *minio.Options, err error) {
+	u, err = url.Parse(rawURL)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		return nil, "", nil, fmt.Errorf("want s3://BUCKET/PREFIX?endpoint=URL&region=R")
+	}
+	q := u.Query()
+	for k := range q {
+		if k != "endpoint" && k != "region" {
+			return nil, "", nil, fmt.Errorf("unknown parameter %q (endpoint and region are known)", k)
+		}
+	}
+	opts = &minio.Options{Creds: credentials.NewEnvAWS(), Region: q.Get("region"), Secure: true}
+	endpoint = "s3.amazonaws.com"
+	if e := q.Get("endpoint"); e != "" {
+		eu, err := url.Parse(e)
+		if err != nil || (eu.Scheme != "http" && eu.Scheme != "https") || eu.Host == "" || strings.Trim(eu.Path, "/") != "" {
+			return nil, "", nil, fmt.Errorf("endpoint %q must be http://host:port or https://host:port", e)
+		}
+		endpoint, opts.Secure, opts.BucketLookup = eu.Host, eu.Scheme == "https", minio.BucketLookupPath
+	}
+	return u, endpoint, opts, nil
+}
+
 // OpenS3Media opens the media at a URL s3://BUCKET/PREFIX?endpoint=URL&region=R,
 // under PREFIX/sub/ (sub names the environment), and checks that the bucket
 // can be reached. With an endpoint (http://host:port, or https://) the
@@ -39,25 +87,17 @@ const (
 // one it is Amazon S3. Credentials come from AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, as for every AWS tool.
 func OpenS3Media(ctx context.Context, rawURL, sub string) (*S3Media, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "s3" || u.Host == "" {
-		return nil, fmt.Errorf("media URL: want s3://BUCKET/PREFIX?endpoint=URL&region=R")
+	u, endpoint, opts, err := parseS3URL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("media URL: %w", err)
 	}
-	q := u.Query()
-	for k := range q {
-		if k != "endpoint" && k != "region" {
-			return nil, fmt.Errorf("media URL: unknown parameter %q (endpoint and region are known)", k)
-		}
+	tr, err := minio.DefaultTransport(opts.Secure)
+	if err != nil {
+		return nil, fmt.Errorf("media: %w", err)
 	}
-	opts := &minio.Options{Creds: credentials.NewEnvAWS(), Region: q.Get("region"), Secure: true}
-	endpoint := "s3.amazonaws.com"
-	if e := q.Get("endpoint"); e != "" {
-		eu, err := url.Parse(e)
-		if err != nil || (eu.Scheme != "http" && eu.Scheme != "https") || eu.Host == "" || strings.Trim(eu.Path, "/") != "" {
-			return nil, fmt.Errorf("media URL: endpoint %q must be http://host:port or https://host:port", e)
-		}
-		endpoint, opts.Secure, opts.BucketLookup = eu.Host, eu.Scheme == "https", minio.BucketLookupPath
-	}
+	tr.DialContext = (&net.Dialer{Timeout: storeConnect, KeepAlive: 30 * time.Second}).DialContext
+	tr.ResponseHeaderTimeout = storeAnswer
+	opts.Transport, opts.MaxRetries = tr, storeAttempts
 	client, err := minio.New(endpoint, opts)
 	if err != nil {
 		return nil, fmt.Errorf("media URL: %w", err)
@@ -69,15 +109,23 @@ func OpenS3Media(ctx context.Context, rawURL, sub string) (*S3Media, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	m := &S3Media{client: client, bucket: u.Host, prefix: prefix}
-	ok, err := client.BucketExists(ctx, m.bucket)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("media: bucket %s at %s: %w", m.bucket, endpoint, err)
-	case !ok:
-		return nil, fmt.Errorf("media: bucket %s does not exist at %s", m.bucket, endpoint)
+	m := &S3Media{client: client, bucket: u.Host, endpoint: endpoint, prefix: prefix}
+	if err := m.Check(ctx); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// Check reports whether the bucket answers.
+func (m *S3Media) Check(ctx context.Context) error {
+	ok, err := m.client.BucketExists(ctx, m.bucket)
+	switch {
+	case err != nil:
+		return fmt.Errorf("media: bucket %s at %s: %w", m.bucket, m.endpoint, err)
+	case !ok:
+		return fmt.Errorf("media: bucket %s does not exist at %s", m.bucket, m.endpoint)
+	}
+	return nil
 }
 
 func (m *S3Media) key(id, name string) (string, error) {
@@ -101,6 +149,8 @@ func (m *S3Media) Put(ctx context.Context, id, name string, r io.Reader) error {
 	}
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", PartSize: partSize}
 	if head.Len() <= smallObject {
+		ctx, cancel := context.WithTimeout(ctx, storeOperation)
+		defer cancel()
 		_, err = m.client.PutObject(ctx, m.bucket, key, &head, int64(head.Len()), opts)
 	} else {
 		_, err = m.client.PutObject(ctx, m.bucket, key, io.MultiReader(&head, contextReader{ctx, r}), -1, opts)
@@ -149,6 +199,8 @@ func (m *S3Media) Remove(ctx context.Context, id string) error {
 	if err := checkMediaID(id); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, storeOperation)
+	defer cancel()
 	var keys []minio.ObjectInfo
 	for o := range m.client.ListObjects(ctx, m.bucket, minio.ListObjectsOptions{Prefix: m.prefix + id + "/", Recursive: true}) {
 		if o.Err != nil {

@@ -461,12 +461,26 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--run-limit", "0s"}, "--run-limit must be more than 0"},
 		{[]string{"--database-url", "mysql://x/y"}, "--database-url: want postgres://"},
 		{[]string{"--media-url", "/srv/media"}, "--media-url: want s3://"},
+		{[]string{"--media-url", "s3:///media?endpoint=http://127.0.0.1:9000"}, "--media-url: want s3://"},
+		{[]string{"--media-url", "s3://media?endpoint=127.0.0.1:9000"}, "--media-url: endpoint"},
+		{[]string{"--media-url", "s3://media?bucket=x"}, `--media-url: unknown parameter "bucket"`},
 	} {
 		var stderr bytes.Buffer
 		err := run(context.Background(), append([]string{"serve"}, tc.args...), io.Discard, &stderr)
 		if err == nil || !strings.Contains(stderr.String()+err.Error(), tc.msg) {
 			t.Errorf("%v: %v %q", tc.args, err, stderr.String())
 		}
+	}
+}
+
+// TestClientRefusesABadMediaURL: the client commands never open the media,
+// but a media URL they are given is held to the rule serve holds it to,
+// so that one set of variables is checked once for both.
+func TestClientRefusesABadMediaURL(t *testing.T) {
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"client", "list", "--env", "test", "--data-dir", t.TempDir(), "--media-url", "s3:///media?endpoint=http://127.0.0.1:9000"}, io.Discard, &stderr)
+	if err == nil || !strings.Contains(stderr.String()+err.Error(), "--media-url: want s3://") {
+		t.Fatalf("%v %q", err, stderr.String())
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
@@ -42,8 +41,10 @@ func (c storeConfig) check() error {
 			return errors.New("--database-url: want postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=MODE")
 		}
 	}
-	if c.mediaURL != "" && !strings.HasPrefix(c.mediaURL, "s3://") {
-		return errors.New("--media-url: want s3://BUCKET/PREFIX?endpoint=URL&region=R")
+	if c.mediaURL != "" {
+		if err := storage.CheckS3URL(c.mediaURL); err != nil {
+			return fmt.Errorf("--media-url: %w", err)
+		}
 	}
 	return nil
 }
