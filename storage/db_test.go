@@ -2,13 +2,16 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -218,6 +221,41 @@ func TestDataSurvivesReopen(t *testing.T) {
 			t.Fatalf("measure after reopen: %+v, %v", got, err)
 		}
 	})
+}
+
+// TestPostgresSchemaMadeBeforehand: a user that may not create schemas
+// serves from a schema an administrator made and gave it.
+func TestPostgresSchemaMadeBeforehand(t *testing.T) {
+	if postgres == nil {
+		storagetest.Unavailable(t, "PostgreSQL", postgresErr)
+	}
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", postgres.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := fmt.Sprintf("t%d_given", schemas.Add(1))
+	role := schema + "_user"
+	for _, q := range []string{
+		`CREATE ROLE ` + role + ` LOGIN`,
+		`CREATE SCHEMA ` + schema + ` AUTHORIZATION ` + role,
+	} {
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	u, err := url.Parse(postgres.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	db := opened(t)(OpenPostgres(ctx, u.String(), schema, Options{}))
+	newTestClient(t, db, "acme")
+	// And without the schema, the same user is told why.
+	if _, err := OpenPostgres(ctx, u.String(), schema+"_missing", Options{}); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Fatalf("a schema the user may not create: %v", err)
+	}
 }
 
 // TestEnvironmentsShareNothing: two schemas of one PostgreSQL database, as

@@ -80,8 +80,17 @@ func (db *DB) underMigrationLock(ctx context.Context, schema string, fn func(con
 	// A session lock outlives a failed statement; it is given back on
 	// every path, and with the connection should that fail.
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
-	if _, err := conn.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
-		return fmt.Errorf("create schema: %w", err)
+	// A schema made beforehand (by an administrator who gave its user no
+	// right to create schemas) is used as it is: CREATE SCHEMA IF NOT
+	// EXISTS asks for that right even when the schema exists.
+	var exists bool
+	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil {
+		return fmt.Errorf("look up schema %s: %w", schema, err)
+	}
+	if !exists {
+		if _, err := conn.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
 	}
 	return fn(ctx, dbtx{conn, db.e})
 }
