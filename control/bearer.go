@@ -11,7 +11,7 @@ import (
 // than one word after the scheme.
 //
 // The scheme's name is case-insensitive (RFC 7235 section 2.1: "bearer x"
-// and "BEARER x" are "Bearer x"), and any run of white space may surround
+// and "BEARER x" are "Bearer x"), and any run of spaces and tabs may surround
 // it and separate it from the credential, which is one word (a token68).
 // Two headers are refused rather than one picked: which one a proxy or a
 // client library meant is not ours to guess. The API key of the REST
@@ -22,7 +22,10 @@ func Bearer(h http.Header) string {
 	if len(values) != 1 {
 		return ""
 	}
-	words := strings.Fields(values[0])
+	// Only the blanks of HTTP (SP and HTAB, RFC 9110 section 5.6.3):
+	// strings.Fields would also split on U+00A0, U+0085, U+3000 and
+	// others, which a proxy in front does not.
+	words := strings.FieldsFunc(values[0], func(r rune) bool { return r == ' ' || r == '\t' })
 	if len(words) != 2 || !strings.EqualFold(words[0], "Bearer") {
 		return ""
 	}
