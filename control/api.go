@@ -140,8 +140,26 @@ func NewAPI(svc *Service, opts Options) *API {
 	return a
 }
 
-// ServeHTTP serves the API and the mounted routes.
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.engine.ServeHTTP(w, r) }
+// discardTimeout bounds what net/http reads of a body the handler left
+// unread (up to 256 KiB) after the handler returns and before it sends the
+// answer: without a deadline, a client that declares a body and never sends
+// it holds the connection, and withholds the answer, for ever.
+const discardTimeout = 5 * time.Second
+
+// ServeHTTP serves the API and the mounted routes. A request that declares
+// a body gets a read deadline before any route sees it (routes that stream
+// a body move it: readBody, pacedBody, WHIP), and another once its handler
+// has returned.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 {
+		a.engine.ServeHTTP(w, r)
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
+	a.engine.ServeHTTP(w, r)
+	_ = rc.SetReadDeadline(time.Now().Add(discardTimeout)) // ErrHijacked after a WebSocket: nothing to do
+}
 
 // mounted adapts a mounted handler: Gin's path parameters become
 // r.PathValue.

@@ -115,6 +115,51 @@ func TestStalledBody(t *testing.T) {
 	}
 }
 
+// TestBodyDeclaredNeverSent: a request that declares a body and sends
+// none is answered all the same, and its connection closed, soon after
+// its handler is done, whether the handler read the body or not: such
+// requests cost no key and must not hold connections.
+func TestBodyDeclaredNeverSent(t *testing.T) {
+	t.Parallel()
+	_, key, srv := pacedServer(t, 16<<10)
+	for _, tc := range []struct {
+		request string
+		status  int
+	}{
+		{"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", http.StatusOK},
+		{"POST /measures HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", http.StatusUnauthorized},
+		{"POST /measures/rppg/video HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key +
+			"\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n" +
+			"--b\r\nContent-Disposition: form-data; name=\"clip\"; filename=\"a.mp4\"\r\n\r\n", http.StatusBadRequest},
+	} {
+		t.Run(strings.Fields(tc.request)[1], func(t *testing.T) {
+			t.Parallel()
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			start := time.Now()
+			fmt.Fprint(c, tc.request)
+			c.SetReadDeadline(time.Now().Add(3 * discardTimeout))
+			r := bufio.NewReader(c)
+			res, err := http.ReadResponse(r, nil)
+			if err != nil {
+				t.Fatalf("no answer after %v: %v", time.Since(start), err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Fatalf("%d, want %d", res.StatusCode, tc.status)
+			}
+			if _, err := r.ReadByte(); err != io.EOF {
+				t.Fatalf("the connection is still open after %v: %v", time.Since(start), err)
+			}
+			t.Logf("answered and closed after %v", time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
 // TestBodyCutShort: a client that sends part of the body its
 // Content-Length announces and half-closes its connection, still reading,
 // is answered 400 (the body is cut short), not as a client gone away; no
