@@ -99,9 +99,31 @@ func NewServer(svc *control.Service, opts Options) (*Server, error) {
 func (s *Server) Routes() []control.Route {
 	return []control.Route{
 		{Method: http.MethodGet, Path: "/sessions", Handler: http.HandlerFunc(s.serveWebSocket)},
-		{Method: http.MethodPost, Path: "/sessions/whip", Handler: http.HandlerFunc(s.serveWHIP)},
-		{Method: http.MethodDelete, Path: "/sessions/whip/:id", Handler: http.HandlerFunc(s.deleteWHIP)},
+		{Method: http.MethodPost, Path: "/sessions/whip", Handler: whipCORS(http.HandlerFunc(s.serveWHIP))},
+		{Method: http.MethodDelete, Path: "/sessions/whip/:id", Handler: whipCORS(http.HandlerFunc(s.deleteWHIP))},
+		{Method: http.MethodOptions, Path: "/sessions/whip", Handler: whipCORS(nil), Internal: true},
+		{Method: http.MethodOptions, Path: "/sessions/whip/:id", Handler: whipCORS(nil), Internal: true},
 	}
+}
+
+// whipCORS lets the widget, imported by a page of another origin, call
+// the WHIP routes: like the WebSocket, they accept any origin, since
+// nothing ambient (no cookie) authenticates them, the token in the
+// Authorization header does. A nil h answers the preflight.
+func whipCORS(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", "*")
+		hd.Set("Access-Control-Expose-Headers", "Location")
+		if h == nil {
+			hd.Set("Access-Control-Allow-Methods", "POST, DELETE")
+			hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			hd.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Capacity bounds the sessions open at once. A session holds a place from

@@ -477,6 +477,43 @@ func TestDataChannelSlowReader(t *testing.T) {
 // WebSocket handshake's) is 401 with an empty body, its cause in the log;
 // a malformed request is 400 before the token is looked at; a full server
 // is 503.
+// TestWHIPCrossOrigin: the widget, imported by a page of another origin,
+// may call the WHIP routes: the browser's preflight is answered, and every
+// answer, a refusal too, lets the page read it and its Location.
+func TestWHIPCrossOrigin(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{})
+	for _, target := range []string{"/sessions/whip?chain=scan", "/sessions/whip/abc"} {
+		req, _ := http.NewRequest("OPTIONS", e.http.URL+target, nil)
+		req.Header.Set("Origin", "https://company.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization,content-type")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		h := res.Header
+		if res.StatusCode != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != "*" ||
+			!strings.Contains(h.Get("Access-Control-Allow-Headers"), "Authorization") || !strings.Contains(h.Get("Access-Control-Allow-Methods"), "DELETE") {
+			t.Fatalf("preflight of %s: %d %v", target, res.StatusCode, h)
+		}
+	}
+	scan, _ := e.mint(scanOnce())
+	for _, token := range []string{scan, ""} {
+		res, _ := e.whipPost("?chain=scan", "application/sdp", newWHIPClient(t).offer(t), token)
+		if res.Header.Get("Access-Control-Allow-Origin") != "*" || res.Header.Get("Access-Control-Expose-Headers") != "Location" {
+			t.Fatalf("answer %d: %v", res.StatusCode, res.Header)
+		}
+		if token != "" {
+			if res.StatusCode != http.StatusCreated {
+				t.Fatalf("offer: %d", res.StatusCode)
+			}
+			e.whipDelete(res.Header.Get("Location"), token)
+		}
+	}
+}
+
 func TestWHIPRefusals(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, Config{MaxSessions: 1})
