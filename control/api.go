@@ -123,7 +123,7 @@ func NewAPI(svc *Service, opts Options) *API {
 		}
 	}
 
-	api := e.Group("", a.authenticate, a.limit(generalLimit))
+	api := e.Group("", noStore, a.authenticate, a.limit(generalLimit))
 	api.POST("/access-tokens", a.limit(mintLimit), a.handle(a.createToken))
 	api.DELETE("/access-tokens/:id", a.handle(a.revokeToken))
 	api.POST("/measures", a.handle(a.createMeasure))
@@ -210,6 +210,15 @@ func (a *API) limit(l requestLimit) gin.HandlerFunc {
 		}
 		c.Next()
 	}
+}
+
+// noStore marks the answers of the keyed routes as kept by no cache (a
+// token's value, a webhook's secret, a person's data and results) and
+// never read as another type than they say.
+func noStore(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 // bodyTimeout bounds the time a client may take to send a JSON body, so

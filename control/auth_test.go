@@ -49,6 +49,10 @@ func TestAuthentication(t *testing.T) {
 			prod.api.ServeHTTP(w, req)
 			r := response{w.Code, w.Header(), w.Body.Bytes()}
 			wantStatus(t, r, tc.status)
+			// Answers of the keyed routes, a refusal too, are for no cache.
+			if r.header.Get("Cache-Control") != "no-store" || r.header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Fatalf("headers %v", r.header)
+			}
 			if tc.status == http.StatusUnauthorized {
 				wantBody(t, r, `{"statusCode":401,"message":"Unauthorized"}`)
 			}

@@ -91,6 +91,9 @@ func TestCreateTokenAnswer(t *testing.T) {
 	e.clock.advance(123 * time.Millisecond)
 	r := e.do("POST", "/access-tokens", key, `{"permissions":[{"name":"measurement.realtime"},{"name":"measurement.scan","maxSessions":3}],"duration":"1h 30m"}`)
 	wantStatus(t, r, http.StatusCreated)
+	if r.header.Get("Cache-Control") != "no-store" { // a credential (RFC 6749 section 5.1)
+		t.Fatalf("Cache-Control %q", r.header.Get("Cache-Control"))
+	}
 	v := r.json(t)
 	if len(v) != 6 {
 		t.Fatalf("fields %v", v)
