@@ -11,7 +11,8 @@ import (
 // TestResume: a dropped connection resumes its session with the ticket,
 // after the token is spent (a resume is not counted); the capture goes on
 // where it was; a resume while the old connection lives replaces it; a
-// ticket of a session that has ended resumes nothing.
+// ticket a later one replaced, or of a session that has ended, resumes
+// nothing.
 func TestResume(t *testing.T) {
 	t.Parallel()
 	f := syntheticFrames(t, faceClip(84, 13))
@@ -39,6 +40,12 @@ func TestResume(t *testing.T) {
 	send(t, c3, map[string]any{"type": "resume", "ticket": r.ResumeTicket})
 	expect(t, c3, "opened", 10*time.Second)
 	expectClose(t, c2, statusReplaced, "replaced")
+	// The first ticket, two tickets ago, takes over nothing.
+	old := e.dial()
+	send(t, old, map[string]any{"type": "resume", "ticket": o.ResumeTicket})
+	if _, err := next(old, 10*time.Second); !isRefusal(err) {
+		t.Fatalf("a ticket two tickets old: %v", err)
+	}
 
 	var v vitalsMessage
 	for v.FramesReceived < 120 || v.ElapsedMs < f.times[119].Milliseconds() {
@@ -76,4 +83,11 @@ func TestResumeAfterDeactivation(t *testing.T) {
 	if code, reason := closeStatus(err); code != websocket.StatusPolicyViolation || reason != "" {
 		t.Fatalf("resume of a deactivated client's session: %v", err)
 	}
+}
+
+// isRefusal reports whether err is how a refused handshake ends: close 1008
+// without a reason.
+func isRefusal(err error) bool {
+	code, reason := closeStatus(err)
+	return code == websocket.StatusPolicyViolation && reason == ""
 }

@@ -262,11 +262,14 @@ func maxSessions(n *int64) any {
 // error: hand the connection on). A ticket is checked by the instance that
 // signed it, the one that holds its session.
 func (s *Server) resume(ctx context.Context, ticket string, mayHandOn bool) (*session, error) {
-	id, err := s.tickets.check(ticket)
+	id, n, err := s.tickets.check(ticket)
 	if err == nil {
 		sess := s.session(id)
 		if sess == nil {
 			return nil, fmt.Errorf("%w: %w: session %s has ended", errRefused, errNoResume, id)
+		}
+		if !sess.turns.current(n, s.now(), s.cfg.IdleTimeout) {
+			return nil, fmt.Errorf("%w: %w: session %s issued a ticket after it", errRefused, errNoResume, id)
 		}
 		// A ticket is a credential of the client, as its tokens are: it
 		// stops working once the client is deactivated. The session

@@ -31,6 +31,7 @@ type session struct {
 	srv       *Server
 	client    storage.Client
 	tokenHash [sha256.Size]byte // of the token that opened it: a WHIP DELETE must present it
+	turns     ticketTurns       // its resume tickets
 	run       *control.Run
 	opened    time.Time
 	deadline  time.Time // the longest life
@@ -473,7 +474,7 @@ func (s *session) sendOpened(st *loopState) bool {
 		m.MaxDurationMs = s.srv.cfg.ScanMaxDuration.Milliseconds()
 	}
 	if st.peer.resumable() {
-		t, err := s.srv.tickets.issue(s.id, s.deadline)
+		t, err := s.srv.tickets.issue(s.id, s.turns.next(s.srv.now()), s.deadline)
 		if err != nil {
 			s.log.Error("resume ticket", "err", err)
 			s.abandon()

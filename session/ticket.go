@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -29,11 +31,12 @@ func newTickets(audience string, now func() time.Time) *tickets {
 	return &tickets{key: key, audience: audience, now: now}
 }
 
-// issue returns a ticket for session id, good until expires.
-func (t *tickets) issue(id string, expires time.Time) (string, error) {
+// issue returns the n-th ticket of session id, good until expires.
+func (t *tickets) issue(id string, n int64, expires time.Time) (string, error) {
 	claims := jwt.RegisteredClaims{
 		Issuer:    ticketIssuer,
 		Subject:   id,
+		ID:        strconv.FormatInt(n, 10),
 		Audience:  jwt.ClaimStrings{t.audience},
 		IssuedAt:  jwt.NewNumericDate(t.now()),
 		ExpiresAt: jwt.NewNumericDate(expires),
@@ -49,11 +52,11 @@ func (t *tickets) issue(id string, expires time.Time) (string, error) {
 // for the log.
 var errTicket = errors.New("invalid resume ticket")
 
-// check returns the session id a ticket names, when the ticket is ours,
-// for this environment, and not expired.
-func (t *tickets) check(ticket string) (string, error) {
+// check returns the session id a ticket names and which of its tickets it
+// is, when the ticket is ours, for this environment, and not expired.
+func (t *tickets) check(ticket string) (id string, n int64, err error) {
 	var claims jwt.RegisteredClaims
-	_, err := jwt.ParseWithClaims(ticket, &claims, func(*jwt.Token) (any, error) { return t.key, nil },
+	_, err = jwt.ParseWithClaims(ticket, &claims, func(*jwt.Token) (any, error) { return t.key, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithIssuer(ticketIssuer),
 		jwt.WithAudience(t.audience),
@@ -61,12 +64,43 @@ func (t *tickets) check(ticket string) (string, error) {
 		jwt.WithTimeFunc(t.now),
 	)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", errTicket, err)
+		return "", 0, fmt.Errorf("%w: %w", errTicket, err)
 	}
 	if claims.Subject == "" {
-		return "", fmt.Errorf("%w: no session named", errTicket)
+		return "", 0, fmt.Errorf("%w: no session named", errTicket)
 	}
-	return claims.Subject, nil
+	if n, err = strconv.ParseInt(claims.ID, 10, 64); err != nil || n < 1 {
+		return "", 0, fmt.Errorf("%w: no ticket number", errTicket)
+	}
+	return claims.Subject, n, nil
+}
+
+// ticketTurns follows the tickets a session has issued, one each time a
+// connection attaches: only the latest resumes it, so that a ticket seen
+// earlier in its life (in a log, on a device that has been replaced)
+// cannot take it over. The one before it still does for an idle timeout
+// after its successor was issued: the connection it went to may have
+// dropped before it read it, and the client still holds the one before.
+type ticketTurns struct {
+	mu       sync.Mutex // protects the fields below
+	latest   int64
+	issuedAt time.Time
+}
+
+// next numbers the ticket issued at now.
+func (t *ticketTurns) next(now time.Time) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.latest++
+	t.issuedAt = now
+	return t.latest
+}
+
+// current reports whether ticket n resumes the session at now.
+func (t *ticketTurns) current(n int64, now time.Time, grace time.Duration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return n == t.latest || n == t.latest-1 && now.Sub(t.issuedAt) < grace
 }
 
 // ticketSubject reads the session a ticket names without checking it: only

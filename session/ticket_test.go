@@ -14,7 +14,7 @@ func TestTickets(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	tk := newTickets("test", clock)
-	good, err := tk.issue("session-1", now.Add(time.Minute))
+	good, err := tk.issue("session-1", 3, now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestTickets(t *testing.T) {
 		return s
 	}
 	claims := func(f func(*jwt.RegisteredClaims)) jwt.RegisteredClaims {
-		c := jwt.RegisteredClaims{Issuer: ticketIssuer, Subject: "session-1", Audience: jwt.ClaimStrings{"test"},
+		c := jwt.RegisteredClaims{Issuer: ticketIssuer, Subject: "session-1", ID: "3", Audience: jwt.ClaimStrings{"test"},
 			ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute))}
 		f(&c)
 		return c
@@ -43,7 +43,7 @@ func TestTickets(t *testing.T) {
 		{"one second before it expires", good, 59 * time.Second, "session-1"},
 		{"when it expires", good, time.Minute, ""},
 		{"another environment's", func() string {
-			s, _ := newTickets("production", clock).issue("session-1", now.Add(time.Minute))
+			s, _ := newTickets("production", clock).issue("session-1", 3, now.Add(time.Minute))
 			return s
 		}(), 0, ""},
 		{"another server's key", sign([]byte("another key of 32 bytes, really!"), jwt.SigningMethodHS256, claims(func(*jwt.RegisteredClaims) {})), 0, ""},
@@ -52,6 +52,8 @@ func TestTickets(t *testing.T) {
 		{"another issuer", sign(tk.key, jwt.SigningMethodHS256, claims(func(c *jwt.RegisteredClaims) { c.Issuer = "someone" })), 0, ""},
 		{"no expiry", sign(tk.key, jwt.SigningMethodHS256, claims(func(c *jwt.RegisteredClaims) { c.ExpiresAt = nil })), 0, ""},
 		{"no session", sign(tk.key, jwt.SigningMethodHS256, claims(func(c *jwt.RegisteredClaims) { c.Subject = "" })), 0, ""},
+		{"no number", sign(tk.key, jwt.SigningMethodHS256, claims(func(c *jwt.RegisteredClaims) { c.ID = "" })), 0, ""},
+		{"number 0", sign(tk.key, jwt.SigningMethodHS256, claims(func(c *jwt.RegisteredClaims) { c.ID = "0" })), 0, ""},
 		{"tampered session", parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"pulsewire-session","sub":"session-2","aud":["test"],"exp":9999999999}`)) + "." + parts[2], 0, ""},
 		{"not a JWT", "ticket", 0, ""},
 	}
@@ -59,10 +61,38 @@ func TestTickets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			at := now.Add(tc.at)
 			tk.now = func() time.Time { return at }
-			id, err := tk.check(tc.ticket)
-			if id != tc.want || (tc.want == "" && !errors.Is(err, errTicket)) {
-				t.Fatalf("check: %q, %v; want %q", id, err, tc.want)
+			id, n, err := tk.check(tc.ticket)
+			if id != tc.want || (tc.want == "" && !errors.Is(err, errTicket)) || (tc.want != "" && n != 3) {
+				t.Fatalf("check: %q %d, %v; want %q 3", id, n, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestTicketTurns: the latest ticket resumes; the one before it only for
+// the grace after the latest was issued; older ones never.
+func TestTicketTurns(t *testing.T) {
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	grace := 10 * time.Second
+	var turns ticketTurns
+	first := turns.next(at)
+	if !turns.current(first, at.Add(time.Minute), grace) {
+		t.Fatal("the only ticket does not resume")
+	}
+	at = at.Add(time.Minute)
+	second := turns.next(at)
+	third := turns.next(at.Add(time.Second))
+	for _, tc := range []struct {
+		n     int64
+		after time.Duration
+		want  bool
+	}{
+		{third, 0, true}, {third, time.Hour, true},
+		{second, 5 * time.Second, true}, {second, grace + time.Second, false},
+		{first, 0, false}, {third + 1, 0, false},
+	} {
+		if got := turns.current(tc.n, at.Add(tc.after), grace); got != tc.want {
+			t.Errorf("ticket %d, %v after the first of the last two: %v, want %v", tc.n, tc.after, got, tc.want)
+		}
 	}
 }
