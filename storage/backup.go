@@ -33,6 +33,11 @@ func Backup(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("backup %s: %w", src, err)
 	}
 	defer db.Close()
+	// The copy, like the database, is for its owner alone: VACUUM INTO
+	// writes into an empty file as it finds it.
+	if err := createPrivate(dst); err != nil {
+		return fmt.Errorf("backup %s: %w", src, err)
+	}
 	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, dst); err != nil {
 		os.Remove(dst)
 		return fmt.Errorf("backup %s: %w", src, err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -78,6 +79,9 @@ func Open(ctx context.Context, file string, opts Options) (*DB, error) {
 	if strings.ContainsAny(file, "?#") {
 		return nil, fmt.Errorf("open database: path %q must not contain ? or #", file)
 	}
+	if err := createPrivate(file); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", file, err)
+	}
 	dsn := "file:" + strings.ReplaceAll(file, "%", "%25") + "?_pragma=busy_timeout(10000)"
 	if err := walMode(ctx, dsn); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
@@ -108,6 +112,21 @@ func Open(ctx context.Context, file string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
 	}
 	return db, nil
+}
+
+// createPrivate creates file, empty, readable by its owner alone, unless it
+// exists: SQLite would make a new database readable by everyone (0644),
+// and it gives the files beside it (-wal, -shm) the database's mode. An
+// empty file is a new database to SQLite.
+func createPrivate(file string) error {
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // walMode puts the file in WAL mode, which the file keeps, so that every

@@ -223,6 +223,28 @@ func TestDataSurvivesReopen(t *testing.T) {
 	})
 }
 
+// TestDatabaseFilesArePrivate: a new SQLite database, the files beside it
+// and a backup of it are readable by their owner alone.
+func TestDatabaseFilesArePrivate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "private.db")
+	db := opened(t)(Open(context.Background(), file, Options{}))
+	newTestClient(t, db, "acme")
+	copied := filepath.Join(dir, "copy.db")
+	if err := Backup(context.Background(), file, copied); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{file, file + "-wal", file + "-shm", copied} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s: mode %v, want -rw-------", filepath.Base(f), mode)
+		}
+	}
+}
+
 // TestPostgresSchemaMadeBeforehand: a user that may not create schemas
 // serves from a schema an administrator made and gave it.
 func TestPostgresSchemaMadeBeforehand(t *testing.T) {
