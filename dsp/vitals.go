@@ -117,6 +117,13 @@ func (s *Stream) Vitals() Vitals {
 			// fault to fix yet: the evidence grows with the capture.
 			code = ConformityInitialisation
 		}
+		switch code {
+		case ConformityFacePresence, ConformityFaceSize, ConformityPoorLight, ConformityMuchVariations, ConformityOndulations:
+			// A fault of the last 30 s that the last few seconds no longer
+			// show (q above) is past: telling the person to fix it now
+			// would be wrong. The pulse needs time to settle again.
+			code = ConformityInitialisation
+		}
 		v.Guidance = append(v.Guidance, Guidance{code, guidanceText[code]})
 	}
 	if v.Guidance == nil {

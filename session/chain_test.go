@@ -249,7 +249,7 @@ func TestRealtimeChain(t *testing.T) {
 
 // TestGuidance: while a face is filmed the vitals give no face-presence
 // guidance; once the face has left the picture for a few seconds they do,
-// with a message for the person.
+// with a message for the person; once it is back, they stop.
 func TestGuidance(t *testing.T) {
 	t.Parallel()
 	f := syntheticFrames(t, faceClip(84, 13))
@@ -279,6 +279,16 @@ func TestGuidance(t *testing.T) {
 	}
 	if !absent(v) {
 		t.Fatalf("no face-presence guidance after 6 s without a face: %+v", v.Guidance)
+	}
+	// The face back for 6 s: the guidance says so, though the last 30 s
+	// still hold the gap.
+	back := origin + empty.times[len(empty.times)-1] + time.Second/30
+	e.stream(c, o.SessionID, f, faced, faced+180, back-f.times[faced], 4, nil)
+	for v.ElapsedMs < (back + f.times[faced+179] - f.times[faced]).Milliseconds() {
+		expect(t, c, "vitals", 10*time.Second).decode(t, &v)
+	}
+	if absent(v) {
+		t.Fatalf("face-presence guidance 6 s after the face came back: %+v", v.Guidance)
 	}
 	send(t, c, map[string]any{"type": "stop"})
 	expect(t, c, "result", 10*time.Second)
