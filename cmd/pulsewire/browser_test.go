@@ -302,11 +302,45 @@ func TestWidgetCameraDenied(t *testing.T) {
 		const { mount } = await import('/widget/pulsewire.js');
 		const slot = document.body.appendChild(document.createElement('div'));
 		const err = await new Promise((done) => mount(slot, { token: 'ivat-unused', autoStart: true, onError: done }));
-		const alert = slot.querySelector('.pulsewire-host').shadowRoot.querySelector('[role=alert]');
-		return [err.code, alert.hidden ? '' : alert.textContent];
+		const root = slot.querySelector('.pulsewire-host').shadowRoot;
+		const alert = root.querySelector('[role=alert]');
+		return [err.code, alert.hidden ? '' : alert.textContent, root.querySelector('[role=status]').textContent];
 	})()`)
-	if len(denied) != 2 || denied[0] != "camera-denied" || !strings.Contains(denied[1], "Camera access was refused") {
+	// The error alone is said: not "Starting the camera" beside it.
+	if len(denied) != 3 || denied[0] != "camera-denied" || !strings.Contains(denied[1], "Camera access was refused") || denied[2] != "" {
 		t.Errorf("with the camera refused: %q", denied)
+	}
+}
+
+// TestWidgetButtons: the keyboard focus follows the button that replaces
+// the one pressed, and a cancelled measurement offers a new one only when
+// the widget can get another token (a single token value is spent).
+func TestWidgetButtons(t *testing.T) {
+	_, b := openDemo(t)
+	got := eval[[]string](t, b, `(async () => {
+		const { mount } = await import('/widget/pulsewire.js');
+		const run = async (options) => {
+			const slot = document.body.appendChild(document.createElement('div'));
+			const w = mount(slot, options);
+			const root = slot.querySelector('.pulsewire-host').shadowRoot;
+			const [start, stop] = root.querySelectorAll('button');
+			start.focus();
+			start.click();
+			await new Promise((done) => w.on('state', (s) => { if (s === 'measuring') done(); }));
+			const onStop = root.activeElement === stop ? 'stop' : String(root.activeElement && root.activeElement.textContent);
+			stop.click();
+			await new Promise((done) => setTimeout(done, 200));
+			const after = start.hidden ? 'hidden' : (root.activeElement === start ? 'focused' : 'shown');
+			w.unmount();
+			return [onStop, after];
+		};
+		const tokens = await run({ tokenUrl: '/demo/access-tokens?chain=scan' });
+		const token = await (await fetch('/demo/access-tokens?chain=scan', { method: 'POST' })).json();
+		const single = await run({ token: token.value });
+		return [...tokens, ...single];
+	})()`)
+	if want := []string{"stop", "focused", "stop", "hidden"}; !slices.Equal(got, want) {
+		t.Errorf("focus after start, start after cancel (token URL, single token): %q, want %q", got, want)
 	}
 }
 

@@ -273,7 +273,7 @@ class Widget {
     }
     this.releaseCamera(run);
     this.current = 'stopped';
-    this.view.cancelled();
+    this.view.cancelled(this.canRepeat);
     this.emit('state', 'stopped');
   }
 

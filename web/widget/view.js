@@ -89,8 +89,13 @@ export class View {
   state(s) {
     this.panel.dataset.state = s;
     const busy = s === 'camera' || s === 'connecting' || s === 'measuring' || s === 'finishing';
+    // A button about to be hidden must hand the focus on, or a keyboard
+    // or screen reader user is left on the page's <body>.
+    const focused = this.root.activeElement;
     this.startButton.hidden = busy || s === 'result';
     this.stopButton.hidden = !busy;
+    if (focused === this.startButton && busy) this.stopButton.focus();
+    if (focused === this.stopButton && !busy && !this.startButton.hidden) this.startButton.focus();
     this.result.hidden = s !== 'result';
     this.stage.hidden = s === 'result';
     this.status.hidden = s === 'result'; // the card speaks for itself
@@ -231,12 +236,14 @@ export class View {
     this.alert.textContent = err.message;
     this.alert.hidden = false;
     this.state('error');
+    this.say(''); // not "Connecting…" beside the error
     this.startButton.hidden = !canRetry;
   }
 
-  cancelled() {
+  cancelled(canRetry = true) {
     this.state('stopped');
     this.say(this.text.cancelled);
+    this.startButton.hidden = !canRetry;
   }
 
   destroy() {
