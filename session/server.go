@@ -114,7 +114,7 @@ func whipCORS(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
 		hd.Set("Access-Control-Allow-Origin", "*")
-		hd.Set("Access-Control-Expose-Headers", "Location")
+		hd.Set("Access-Control-Expose-Headers", "Location, Retry-After")
 		if h == nil {
 			hd.Set("Access-Control-Allow-Methods", "POST, DELETE")
 			hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")

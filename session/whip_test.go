@@ -502,7 +502,7 @@ func TestWHIPCrossOrigin(t *testing.T) {
 	scan, _ := e.mint(scanOnce())
 	for _, token := range []string{scan, ""} {
 		res, _ := e.whipPost("?chain=scan", "application/sdp", newWHIPClient(t).offer(t), token)
-		if res.Header.Get("Access-Control-Allow-Origin") != "*" || res.Header.Get("Access-Control-Expose-Headers") != "Location" {
+		if res.Header.Get("Access-Control-Allow-Origin") != "*" || res.Header.Get("Access-Control-Expose-Headers") != "Location, Retry-After" {
 			t.Fatalf("answer %d: %v", res.StatusCode, res.Header)
 		}
 		if token != "" {
