@@ -189,6 +189,33 @@ func TestContactBreathing(t *testing.T) {
 	}
 }
 
+// TestContactBreathingAcrossAGap: a trace with a hole (samples missing,
+// under the share that refuses it) reads the breathing rate of its
+// breaths, not of breaths spread over the hole too: counted over a span
+// that held a 10 s hole, 15 /min read 12.5.
+func TestContactBreathingAcrossAGap(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		f := testsignal.MakeFinger(testsignal.FingerConfig{Seed: seed, Rate: 100, Seconds: 60, HR: 70, BR: 15,
+			RMSSDms: 30, RIIV: 0.2, RIAV: 0.1, RIFV: 0.02, Noise: 0.02, Drift: 0.1})
+		whole := AnalyzePPG(fingerPPG(f), Inputs{Variables: []string{BR}})
+		var cut testsignal.Finger
+		for i, ms := range f.T {
+			if ms < 25000 || ms >= 35000 { // 10 s, a sixth of the capture
+				cut.T, cut.I = append(cut.T, ms), append(cut.I, f.I[i])
+			}
+		}
+		holed := AnalyzePPG(fingerPPG(cut), Inputs{Variables: []string{BR}})
+		if code(whole, BR) != "" || code(holed, BR) != "" {
+			t.Errorf("seed %d: br %q whole, %q with the hole", seed, code(whole, BR), code(holed, BR))
+			continue
+		}
+		w, h := whole.Variables[BR].Value.(Mean).Mean, holed.Variables[BR].Value.(Mean).Mean
+		if math.Abs(h-f.BR) > 1.5 || math.Abs(h-w) > 1.5 {
+			t.Errorf("seed %d: br %.1f with a 10 s hole, %.1f whole, breathing %.1f", seed, h, w, f.BR)
+		}
+	}
+}
+
 // TestContactBreathingWeak: when breathing barely modulates the pulse and
 // the heart has no sinus arrhythmia, the modulations' series are mostly
 // noise, and counting noise finds ripples at 15-20 /min whatever the

@@ -113,11 +113,22 @@ func breathingVariable(pa *pulseAnalysis) Variable {
 	case pa.cleanBeats():
 		trust = resp.TwoWitnesses
 	}
-	est, found := resp.Rate(pa.wave.Baseline, pa.rateHz, pa.beats, pa.iv, trust)
+	est, found := resp.Rate(pa.wave.Baseline, pa.rateHz, pa.beats, pa.iv, trust, pa.holes()...)
 	if !found {
 		return fail(OutOfRange)
 	}
 	return ok(Mean{round(est.PerMin, 1)})
+}
+
+// holes are the capture's gaps of GapS or longer, s from its start.
+func (pa *pulseAnalysis) holes() []resp.Hole {
+	var hs []resp.Hole
+	for i := 1; i < len(pa.times); i++ {
+		if pa.times[i]-pa.times[i-1] >= GapS {
+			hs = append(hs, resp.Hole{From: pa.times[i-1], To: pa.times[i]})
+		}
+	}
+	return hs
 }
 
 // cleanBeats reports whether pa's beats are timed well enough for

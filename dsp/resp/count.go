@@ -15,7 +15,12 @@ import (
 // riding on the breaths are not counted. The rate is 60 over the mean
 // maximum-to-maximum interval. Counting follows irregular breathing that
 // spreads over several spectral bins.
-func countRate(x []float64, hz float64) (perMin float64, ok bool) {
+//
+// holes are spans of the capture (s from x[0]'s time) where no sample was
+// taken: the straight line interpolation leaves there carries no breath, so
+// their time is not counted in the span the cycles are spread over (a hole
+// of a tenth of the capture would otherwise read the rate a tenth low).
+func countRate(x []float64, hz float64, holes ...Hole) (perMin float64, ok bool) {
 	type ext struct {
 		i   int
 		v   float64
@@ -65,5 +70,25 @@ func countRate(x []float64, hz float64) (perMin float64, ok bool) {
 	if cycles < 2 {
 		return 0, false
 	}
-	return 60 * float64(cycles) * hz / float64(last-first), true
+	span := float64(last-first) / hz
+	a, b := float64(first)/hz, float64(last)/hz
+	for _, h := range holes {
+		span -= max(0, min(b, h.To)-max(a, h.From))
+	}
+	if !(span > 0) {
+		return 0, false
+	}
+	return 60 * float64(cycles) / span, true
+}
+
+// Hole is a span without samples, s from the start of the series.
+type Hole struct{ From, To float64 }
+
+// shift returns holes with origin moved to t0 s.
+func shift(holes []Hole, t0 float64) []Hole {
+	out := make([]Hole, len(holes))
+	for i, h := range holes {
+		out[i] = Hole{h.From - t0, h.To - t0}
+	}
+	return out
 }

@@ -160,18 +160,18 @@ const (
 // below 0.7 Hz, uniform at rateHz, see pulse.Wave) and the beats and
 // intervals found in the pulse, whose series count as trust says. ok is
 // false when no modulation carries a regular rhythm.
-func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interval, trust Trust) (Estimate, bool) {
+func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interval, trust Trust, holes ...Hole) (Estimate, bool) {
 	var rd [3]reading
 	var a spectrum.Analyzer
 	var sp spectrum.Spectrum
-	read := func(m Modulation, x []float64, hz, maxHz float64) {
+	read := func(m Modulation, x []float64, hz, maxHz float64, holes []Hole) {
 		hi := min(MaxPerMin/60, maxHz, 0.45*hz)
 		if len(x) < 8 || hi <= MinPerMin/60*1.5 {
 			return
 		}
 		filter.Detrend(x, x, filter.DetrendLambda(MinPerMin/60/2, hz))
 		filter.Bandpass(2, MinPerMin/60, hi, hz).FiltFilt(x, x)
-		r, ok := countRate(x, hz)
+		r, ok := countRate(x, hz, holes...)
 		if !ok || r < MinPerMin || r > MaxPerMin {
 			return
 		}
@@ -185,7 +185,7 @@ func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interv
 	// The baseline is below 0.7 Hz: about 8 Hz keeps it whole, and the
 	// reading of a clinical sensor's 250 Hz costs a thirtieth.
 	step := max(1, int(rateHz/(2*seriesRateHz)))
-	read(Intensity, decimate(baseline, step), rateHz/float64(step), math.Inf(1))
+	read(Intensity, decimate(baseline, step), rateHz/float64(step), math.Inf(1), holes)
 	if len(bs) >= 8 {
 		// The beats sample the amplitude and interval series: they carry
 		// breathing only below half the beat rate.
@@ -195,9 +195,9 @@ func Rate(baseline []float64, rateHz float64, bs []beats.Beat, iv []beats.Interv
 		for i, b := range bs {
 			t[i], amp[i] = b.T, b.Amplitude()
 		}
-		read(Amplitude, resample.Uniform(nil, t, amp, seriesRateHz), seriesRateHz, 0.9*nyquistHz)
+		read(Amplitude, resample.Uniform(nil, t, amp, seriesRateHz), seriesRateHz, 0.9*nyquistHz, shift(holes, t[0]))
 		if it, s := intervalSeries(iv); len(it) >= 8 {
-			read(Frequency, resample.Uniform(nil, it, s, seriesRateHz), seriesRateHz, 0.9*nyquistHz)
+			read(Frequency, resample.Uniform(nil, it, s, seriesRateHz), seriesRateHz, 0.9*nyquistHz, shift(holes, it[0]))
 		}
 	}
 	return fuse(rd, trust)
