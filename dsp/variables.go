@@ -77,6 +77,12 @@ func assemble(pa *pulseAnalysis, in *Inputs) Result {
 	if c := pa.blocked(MinSeconds); c != "" {
 		set(HR, fail(c))
 		res.Signal = &Signal{QualityScore: fail(c)}
+		if c == ConformityMissingSignal {
+			// The capture was fine and its pulse was scored, too low to
+			// answer: the score reports on the signal, not on the
+			// measure, and says how far from an answer it was.
+			res.Signal = &Signal{QualityScore: ok(round(pa.summary.QualityScore, 3))}
+		}
 	} else {
 		set(HR, ok(Mean{round(hrBpm, 1)}))
 		res.Signal = &Signal{QualityScore: ok(round(pa.summary.QualityScore, 3))}
