@@ -185,6 +185,9 @@ func ParseTimestamps(text string) ([]float64, error) {
 		}
 		times = append(times, t)
 	}
+	if n := len(times); n > 1 && times[n-1]-times[0] < float64(n-1)*1000/dsp.MaxSampleRateHz {
+		return nil, invalidf("timestamps: %d captures span %g ms, more than %d a second: capture times are milliseconds", n, times[n-1]-times[0], dsp.MaxSampleRateHz)
+	}
 	return times, nil
 }
 

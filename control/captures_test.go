@@ -24,6 +24,8 @@ func TestParseTimestamps(t *testing.T) {
 		{"NaN", "0,NaN", nil, "timestamps.1 must be a finite number"},
 		{"infinite", "0,Inf", nil, "timestamps.1 must be a finite number"},
 		{"an empty item", "0,,20", nil, "timestamps.1 must be a finite number"},
+		{"a capture a millisecond", "0,1,2", []float64{0, 1, 2}, ""},
+		{"seconds", "0,0.033,0.067", nil, "timestamps: 3 captures span 0.067 ms, more than 1000 a second: capture times are milliseconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseTimestamps(tc.text)

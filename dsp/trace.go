@@ -20,6 +20,10 @@ const (
 	// longest life.
 	MaxSpan   = 10 * time.Minute
 	maxSpanMs = float64(MaxSpan / time.Millisecond)
+	// MaxSampleRateHz bounds how fast a signal's samples come on average:
+	// faster is no camera's or pulse sensor's, and almost always
+	// timestamps in seconds where milliseconds are due.
+	MaxSampleRateHz = 1000
 )
 
 // Trace is a camera trace: for each frame its capture time and the mean skin
@@ -42,12 +46,26 @@ var ErrInvalidSignal = errors.New("invalid signal")
 
 // Validate reports the first structural problem of a trace, for a 400 answer
 // before any analysis: channels of different lengths, more than MaxSamples,
-// a value that is not a finite number, timestamps that do not increase or
-// that span more than MaxSpan.
+// a value that is not a finite number, timestamps that do not increase,
+// that span more than MaxSpan or that come faster than MaxSampleRateHz, a
+// colour outside 0-255.
 // AnalyzeTrace still copes with all of these (it drops the bad samples), so
 // validation is a choice of the caller.
 func (t Trace) Validate() error {
-	return validate(t.TimestampsMs, t.R, t.G, t.B)
+	if err := validate(t.TimestampsMs, t.R, t.G, t.B); err != nil {
+		return err
+	}
+	for _, ch := range []struct {
+		name   string
+		values []float64
+	}{{"r", t.R}, {"g", t.G}, {"b", t.B}} {
+		for i, v := range ch.values {
+			if v < 0 || v > 255 {
+				return fmt.Errorf("%w: %s.%d is %g: a colour is 0 to 255, as a frame's pixels hold it", ErrInvalidSignal, ch.name, i, v)
+			}
+		}
+	}
+	return nil
 }
 
 // Validate is Trace.Validate for a contact trace.
@@ -78,6 +96,11 @@ func validate(ts []float64, chans ...[]float64) error {
 			if !finite(c[i]) {
 				return fmt.Errorf("%w: value %d of channel %d is not a finite number", ErrInvalidSignal, i, j)
 			}
+		}
+	}
+	if n := len(ts); n > 1 {
+		if span := ts[n-1] - ts[0]; span < float64(n-1)*1000/MaxSampleRateHz {
+			return fmt.Errorf("%w: %d samples span %g ms, more than %d a second: timestamps are milliseconds", ErrInvalidSignal, n, span, MaxSampleRateHz)
 		}
 	}
 	return nil

@@ -21,6 +21,12 @@ func TestValidate(t *testing.T) {
 		{"infinite time", Trace{[]float64{0, math.Inf(1), 99}, ok3, ok3, ok3}, false},
 		{"repeated time", Trace{[]float64{0, 33, 33}, ok3, ok3, ok3}, false},
 		{"time going back", Trace{[]float64{0, 33, 20}, ok3, ok3, ok3}, false},
+		{"colours at 0 and 255", Trace{ok3, []float64{0, 255, 0}, []float64{255, 0, 255}, ok3}, true},
+		{"a colour under 0", Trace{ok3, ok3, []float64{1, -0.5, 1}, ok3}, false},
+		{"a colour over 255", Trace{ok3, ok3, ok3, []float64{1, 255.5, 1}}, false},
+		{"a sample a millisecond", Trace{[]float64{0, 1, 2}, ok3, ok3, ok3}, true},
+		{"samples faster than a millisecond", Trace{[]float64{0, 1, 1.998}, ok3, ok3, ok3}, false},
+		{"timestamps in seconds", Trace{[]float64{0, 0.033, 0.066}, ok3, ok3, ok3}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.tr.Validate()
