@@ -3,9 +3,14 @@ package control
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -130,5 +135,46 @@ func TestOpenAPIServesTheGivenServers(t *testing.T) {
 	var doc struct{ Servers []Server }
 	if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil || len(doc.Servers) != 1 || doc.Servers[0].URL != "http://127.0.0.1:9" {
 		t.Fatalf("%d %v %+v", w.Code, err, doc)
+	}
+}
+
+// TestOpenAPIErrorCodes: the error codes the document lists are the codes
+// dsp declares, every one of them: a code added there must be documented.
+func TestOpenAPIErrorCodes(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				ErrorCode struct {
+					Enum []string `json:"enum"`
+				} `json:"ErrorCode"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "../dsp/names.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var declared []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if v, ok := n.(*ast.ValueSpec); ok {
+			if id, ok := v.Type.(*ast.Ident); ok && id.Name == "Code" {
+				for _, value := range v.Values {
+					if lit, ok := value.(*ast.BasicLit); ok {
+						code, _ := strconv.Unquote(lit.Value)
+						declared = append(declared, code)
+					}
+				}
+			}
+		}
+		return true
+	})
+	listed := doc.Components.Schemas.ErrorCode.Enum
+	slices.Sort(declared)
+	slices.Sort(listed)
+	if len(declared) < 20 || !slices.Equal(listed, declared) {
+		t.Fatalf("ErrorCode lists %v; dsp declares %v", listed, declared)
 	}
 }
