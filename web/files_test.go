@@ -79,6 +79,7 @@ func TestDemoFiles(t *testing.T) {
 		status                 int
 	}{
 		{"page", "/", `<div id="widget">`, 200},
+		{"an icon of its own: no request for /favicon.ico", "/", `<link rel="icon" href="data:,">`, 200},
 		{"script", "/demo/demo.js", "PulseWire.mount", 200},
 		{"style", "/demo/demo.css", "body", 200},
 		{"unknown", "/demo/secret.txt", "Not Found", 404},
@@ -103,6 +104,7 @@ func TestReferenceFiles(t *testing.T) {
 		status                              int
 	}{
 		{"page", ReferencePath, "text/html; charset=utf-8", `src="/docs/redoc.standalone.js"`, 200},
+		{"an icon of its own", ReferencePath, "text/html; charset=utf-8", `<link rel="icon" href="data:,">`, 200},
 		{"script", "/docs/reference.js", "text/javascript; charset=utf-8", "Redoc.init('/openapi.json'", 200},
 		{"redoc", "/docs/redoc.standalone.js", "text/javascript; charset=utf-8", "redoc.standalone.js.LICENSE.txt", 200},
 		{"redoc's licences", "/docs/redoc.standalone.js.LICENSE.txt", "text/plain; charset=utf-8", "MIT", 200},

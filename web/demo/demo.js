@@ -8,6 +8,8 @@ import PulseWire from '/widget/pulsewire.js';
 const form = document.getElementById('settings');
 const slot = document.getElementById('widget');
 const raw = document.getElementById('raw');
+// A person who asked for less motion is moved to the widget at once.
+const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
 
 // What the page saw, for a person reading the console and for the
 // end-to-end test that drives this page.
@@ -59,7 +61,7 @@ function mount(autoStart) {
     onState: (s) => {
       demo.state = s;
       // Measuring: the camera, the guidance and the live values in view.
-      if (s === 'camera') slot.scrollIntoView({ block: 'start', behavior: 'smooth' });
+      if (s === 'camera') slot.scrollIntoView({ block: 'start', behavior: reducedMotion.matches ? 'auto' : 'smooth' });
     },
     onVitals: (v) => { demo.vitals++; demo.lastVitals = v; },
     onResult: (measure) => {
