@@ -269,6 +269,10 @@ func TestGuidance(t *testing.T) {
 	if absent(v) {
 		t.Fatalf("face-presence guidance with a face in the picture: %+v", v.Guidance)
 	}
+	// The vitals say how far the frames received go, in the client's clock.
+	if want := uint64(f.times[faced-1] / time.Microsecond); v.ReceivedUs != want {
+		t.Fatalf("receivedUs %d, want the last frame's %d", v.ReceivedUs, want)
+	}
 	// Then 6 s of an empty grey picture, longer than the guidance looks
 	// back.
 	empty := greyFrames(t, 180)

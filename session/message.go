@@ -190,6 +190,10 @@ type (
 		FramesReceived int64          `json:"framesReceived"`
 		FramesDropped  int64          `json:"framesDropped"`
 		FramesRejected int64          `json:"framesRejected"`
+		// ReceivedUs is the capture time of the latest frame received,
+		// in the client's clock (WebSocket frames only; absent over
+		// WebRTC): how far behind its camera the link is.
+		ReceivedUs uint64 `json:"receivedUs,omitempty"`
 	}
 	resultMessage struct {
 		Type    string              `json:"type"`

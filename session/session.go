@@ -42,6 +42,10 @@ type session struct {
 	done     chan struct{}
 
 	received, dropped atomic.Int64
+	// receivedUs is the capture time of the latest frame received (the
+	// client's clock, WebSocket only): the client reads in the vitals how
+	// far behind its sending the server is.
+	receivedUs atomic.Uint64
 	counted           *metrics.Session // the session in the metrics
 	// unstored is set by the loop when a realtime result could not be
 	// stored, deleted when the measure was deleted meanwhile; read only
@@ -103,6 +107,9 @@ const (
 // frames are never queued without bound. It never blocks.
 func (s *session) offer(f frame) {
 	s.received.Add(1)
+	if !f.observed {
+		s.receivedUs.Store(f.captureUs)
+	}
 	select {
 	case s.frames <- f:
 	default:
@@ -291,8 +298,9 @@ func (s *session) tick(st *loopState) bool {
 		}
 	case st.peer != nil:
 		v := st.stream.Vitals()
-		return s.push(st, newVitals(v, s.progress(st),
-			s.received.Load(), s.dropped.Load(), st.rejected))
+		m := newVitals(v, s.progress(st), s.received.Load(), s.dropped.Load(), st.rejected)
+		m.ReceivedUs = s.receivedUs.Load()
+		return s.push(st, m)
 	}
 	return true
 }

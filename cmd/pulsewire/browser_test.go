@@ -312,6 +312,37 @@ func TestWidgetCameraDenied(t *testing.T) {
 	}
 }
 
+// TestWidgetSlowLink: the widget stops sending frames while the server
+// has received them only up to more than 3 s of capture before the latest
+// sent (a slow link's operating system buffer, which bufferedAmount does
+// not show), and sends again once the server catches up.
+func TestWidgetSlowLink(t *testing.T) {
+	_, b := openDemo(t)
+	sent := eval[[]float64](t, b, `(async () => {
+		const { SocketSession } = await import('/widget/websocket.js');
+		const s = new SocketSession(location.origin, { onMessage() {}, onEnd() {} });
+		let n = 0;
+		s.ws = { readyState: WebSocket.OPEN, bufferedAmount: 0, send() { n++; } };
+		s.opened = true;
+		const counts = [];
+		const send = (fromS, toS) => {
+			for (let us = fromS * 1e6; us < toS * 1e6; us += 1e6 / 30) s.sendFrame(us, new Uint8Array(10));
+			counts.push(n);
+		};
+		send(10, 15);        // no news from the server: 3 s of frames, then none
+		s.receivedUs = 12e6; // the server has 2 s of them
+		send(15, 16);        // 1 s more: still 3 s behind at the end of it
+		s.receivedUs = 15e6; // caught up
+		send(16, 17);
+		return counts;
+	})()`)
+	// 3 s at 30 a second; then, received up to 12 s, the frames at 15 s
+	// only (3 s ahead, and the one that passes it); caught up, all.
+	if len(sent) != 3 || sent[0] < 89 || sent[0] > 92 || sent[1] > sent[0]+2 || sent[2] < sent[1]+29 {
+		t.Errorf("frames sent (cumulative): %v, want about 91, then at most 2 more, then 30 more", sent)
+	}
+}
+
 // TestWidgetButtons: the keyboard focus follows the button that replaces
 // the one pressed, and a cancelled measurement offers a new one only when
 // the widget can get another token (a single token value is spent).

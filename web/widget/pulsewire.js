@@ -197,7 +197,10 @@ class Widget {
     switch (msg.type) {
       case 'vitals':
         if (this.current !== 'measuring' && this.current !== 'finishing') return;
-        this.view.vitals(msg, this.text.guidance);
+        // A link that lags behind the camera is said first: the person
+        // cannot fix it, but should know why the ring moves slowly.
+        this.view.vitals(run.session.behind && run.session.behind()
+          ? { ...msg, guidance: [{ code: 'SLOW_LINK' }, ...(msg.guidance || [])] } : msg, this.text.guidance);
         this.emit('vitals', msg);
         if (this.chain === 'scan' && msg.progress >= 1 && this.current === 'measuring') this.setState('finishing');
         return;

@@ -37,6 +37,8 @@ export const defaultText = {
     CONFORMITY_LOW_FPS: 'The camera is too slow: close other applications',
     CONFORMITY_INITIALISATION: 'Measuring. Keep still.',
     CONFORMITY_MISSING_SIGNAL: 'Pulse too faint: face the light and hold still',
+    // Not the server's: the widget's own, while its link lags behind the camera.
+    SLOW_LINK: 'The connection is slow: the measurement takes longer',
   },
 
   // The variables of a result, with their units.

@@ -51,6 +51,17 @@ export function socketURL(base) {
 const queueBytes = 40000;
 
 /**
+ * maxBehindUs is how far behind the latest frame sent the server may have
+ * received, in capture time, before the widget stops sending: the
+ * operating system's send buffer, which bufferedAmount does not see, holds
+ * megabytes, and on a link of 60 KB/s it held 15 s of frames while the
+ * scan crawled at a fifth of real time. The server says what it has
+ * received once a second (vitals.receivedUs), so 3 s leaves a healthy
+ * link its second of news and a round trip.
+ */
+const maxBehindUs = 3e6;
+
+/**
  * SocketSession is one measurement over a WebSocket. onMessage receives
  * every server message after `opened`; onEnd(error or null) is called once,
  * when the session is over. A connection lost before the end is taken up
@@ -66,6 +77,9 @@ export class SocketSession {
     this.opened = false; // a connection is attached and open
     this.finished = false; // the session's end is known: no resume
     this.ended = false;
+    this.sentUs = -1; // capture time of the latest frame sent
+    this.receivedUs = -1; // of the latest the server says it received
+    this.connectionUs = -1; // of the first frame sent on this connection
   }
 
   /** open sends the opening message and resolves with `opened`. */
@@ -108,11 +122,13 @@ export class SocketSession {
       if (msg.type === 'opened' && !attached) {
         attached = true;
         this.opened = true;
+        this.connectionUs = -1;
         if (msg.resumeTicket) this.ticket = msg.resumeTicket;
         onOpened(msg);
         return;
       }
       if (msg.type === 'result') this.resultSeen = true;
+      if (msg.type === 'vitals' && msg.receivedUs) this.receivedUs = msg.receivedUs;
       this.onMessage(msg);
     };
     ws.onclose = (ev) => {
@@ -161,12 +177,27 @@ export class SocketSession {
 
   /** ready says whether a frame may be sent now: attached, and at most queueBytes still queued. */
   ready() {
-    return this.opened && this.ws.readyState === WebSocket.OPEN && this.ws.bufferedAmount <= queueBytes;
+    return this.opened && this.ws.readyState === WebSocket.OPEN && this.ws.bufferedAmount <= queueBytes && !this.behind();
+  }
+
+  /**
+   * behind says whether the server is more than maxBehindUs of capture
+   * behind the latest frame sent: by what it last said it received, or,
+   * before it has said anything on this connection, by the first frame
+   * sent on it.
+   */
+  behind() {
+    if (this.sentUs < 0) return false;
+    const since = Math.max(this.receivedUs, this.connectionUs);
+    return since >= 0 && this.sentUs - since > maxBehindUs;
   }
 
   /** sendFrame sends one JPEG with its capture time (µs). */
   sendFrame(captureUs, jpeg) {
-    if (this.ready()) this.ws.send(frameMessage(captureUs, jpeg));
+    if (!this.ready()) return;
+    this.ws.send(frameMessage(captureUs, jpeg));
+    this.sentUs = captureUs;
+    if (this.connectionUs < 0) this.connectionUs = captureUs;
   }
 
   /** send sends a control message (stop, calibration). */
