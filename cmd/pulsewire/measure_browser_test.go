@@ -339,6 +339,11 @@ func TestWidgetSessionErrors(t *testing.T) {
 	waitFor(t, b, `window.lost.vitals >= 2`, 20*time.Second)
 	lostAt := time.Now()
 	srv.stop(t, syscall.SIGKILL)
+	// While it tries to resume, the person is told.
+	waitFor(t, b, `!!window.lost.error || window.lost.slot.querySelector('.pulsewire-host').shadowRoot.querySelector('[role=status]').textContent.includes('Reconnecting')`, 20*time.Second)
+	if eval[bool](t, b, `!!window.lost.error`) {
+		t.Error("the error came before the widget said it was reconnecting")
+	}
 	waitFor(t, b, `!!window.lost.error`, 20*time.Second)
 	if code := eval[string](t, b, `window.lost.error`); code != "network" {
 		t.Errorf("the server died: %q, want network", code)

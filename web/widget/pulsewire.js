@@ -204,6 +204,10 @@ class Widget {
         this.emit('vitals', msg);
         if (this.chain === 'scan' && msg.progress >= 1 && this.current === 'measuring') this.setState('finishing');
         return;
+      case 'reconnecting':
+        // Until the next vitals: the ring stops, and the person learns why.
+        if (this.current === 'measuring' || this.current === 'finishing') this.view.say(this.text.reconnecting);
+        return;
       case 'result':
         this.finish(run, msg.measure);
         return;

@@ -26,6 +26,7 @@ export const defaultText = {
   save: 'Save',
   skip: 'Skip',
   calibrated: 'Saved. Thank you.',
+  reconnecting: 'The connection was lost. Reconnecting…',
 
   // Live guidance, by capture-quality code.
   guidance: {

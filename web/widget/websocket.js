@@ -150,6 +150,7 @@ export class SocketSession {
       // 1006: the connection broke without a close from the server (a
       // network change, a sleeping phone): take the session up again.
       if (ev.code === 1006 && this.ticket && !this.resultSeen) {
+        this.onMessage({ type: 'reconnecting' }); // the widget's own, never the server's
         this.resume(Date.now() + resumeWithinMs, 250);
         return;
       }
