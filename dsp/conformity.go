@@ -105,6 +105,7 @@ type captureQuality struct {
 	flicker      float64 // relative RMS of scene luma in the pulse band
 	skinFlicker  float64 // relative RMS of skin luma in the pulse band
 	clipped      float64 // of a colour trace, its channels' largest clippedShare
+	scene        float64 // median luma of the whole pictures
 }
 
 // assess measures frame records.
@@ -114,8 +115,9 @@ func assess(recs []frameRecord) captureQuality {
 		return q
 	}
 	q.seconds = recs[len(recs)-1].t - recs[0].t
-	var ff, luma, speed []float64
+	var ff, luma, speed, scene []float64
 	for i, r := range recs {
+		scene = append(scene, float64(r.sceneLuma))
 		if !r.face {
 			continue
 		}
@@ -131,6 +133,7 @@ func assess(recs []frameRecord) captureQuality {
 	q.faceFraction = median(ff)
 	q.luma = median(luma)
 	q.speed = median(speed)
+	q.scene = median(scene)
 	q.flicker = flicker(recs, func(r frameRecord) (float64, bool) { return float64(r.sceneLuma), true })
 	q.skinFlicker = flicker(recs, func(r frameRecord) (float64, bool) { return float64(r.luma), r.face })
 	return q
@@ -188,6 +191,17 @@ func (q captureQuality) codes() []Code {
 		cs = append(cs, ConformityOndulations)
 	}
 	return cs
+}
+
+// advice is the guidance of codes: the codes themselves, but a face not
+// found in pictures darker than a face needs is first told to find more
+// light, which is likely why it is not found, and which moving into the
+// oval would not fix.
+func (q captureQuality) advice(codes []Code) []Code {
+	if slices.Contains(codes, ConformityFacePresence) && !slices.Contains(codes, ConformityPoorLight) && q.scene < MinSkinLuma {
+		return append([]Code{ConformityPoorLight}, codes...)
+	}
+	return codes
 }
 
 // onlyDark reports whether the one fault codes found is a face too dark:

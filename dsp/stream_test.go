@@ -237,6 +237,29 @@ func TestVitalsGuidanceOnADarkFace(t *testing.T) {
 	}
 }
 
+// TestVitalsGuidanceInTheDark: a face not found in a picture darker than a
+// face needs is told to find more light first; in a lit picture, only to
+// face the camera. The measure's own codes stay what they were.
+func TestVitalsGuidanceInTheDark(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		scene float64
+		first Code
+	}{{"a dark room", 12, ConformityPoorLight}, {"a lit room", 100, ConformityFacePresence}} {
+		s := testsignal.Make(testsignal.Config{Seed: 17, Seconds: 12, HR: 70, Noise: 0.02})
+		st := streamOf(s, observations(s, func(i, n int, o *face.Observation) {
+			*o = face.Observation{SceneLuma: tc.scene} // no face found
+		}), Inputs{})
+		v := st.Vitals()
+		if len(v.Guidance) < 1 || v.Guidance[0].Code != tc.first || !slices.ContainsFunc(v.Guidance, func(g Guidance) bool { return g.Code == ConformityFacePresence }) {
+			t.Errorf("%s: guidance %+v, want %s first", tc.name, v.Guidance, tc.first)
+		}
+		if c := code(st.Result(), HR); c != ConformityFacePresence {
+			t.Errorf("%s: hr %q, want %s", tc.name, c, ConformityFacePresence)
+		}
+	}
+}
+
 var photoOnce = sync.OnceValues(func() (image.Image, error) {
 	f, err := os.Open("../scripts/synth/clip/photo/face.jpg")
 	if err != nil {

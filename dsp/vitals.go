@@ -94,7 +94,7 @@ func (s *Stream) Vitals() Vitals {
 	// A face only too dark whose pulse reads clearly needs no advice: the
 	// measure will answer, and more light is then a chore, not a fix.
 	if codes := q.codes(); pa.err != "" || !q.onlyDark(codes) {
-		for _, c := range codes {
+		for _, c := range q.advice(codes) {
 			v.Guidance = append(v.Guidance, Guidance{c, guidanceText[c]})
 		}
 	}
