@@ -46,7 +46,7 @@ type session struct {
 	// client's clock, WebSocket only): the client reads in the vitals how
 	// far behind its sending the server is.
 	receivedUs atomic.Uint64
-	counted           *metrics.Session // the session in the metrics
+	counted    *metrics.Session // the session in the metrics
 	// unstored is set by the loop when a realtime result could not be
 	// stored, deleted when the measure was deleted meanwhile; read only
 	// after done is closed, which orders them.
