@@ -190,11 +190,6 @@ func explainHR(w io.Writer, res dsp.Result) {
 	switch v.Error {
 	case dsp.ConformityInitialisation:
 		msg += fmt.Sprintf(": it needs %.0f s of capture, this one spans %.1f s", dsp.MinSeconds, s.Seconds)
-		if s.Samples > 100 && float64(s.Samples-1) > 2000*s.Seconds {
-			// No camera or pulse sensor delivers over 2,000 samples a
-			// second: the times were written in seconds.
-			msg += fmt.Sprintf(" (%d samples: a signal's timestamps are milliseconds)", s.Samples)
-		}
 	case dsp.ConformityLowFPS:
 		if mean := float64(s.Samples-1) / s.Seconds; mean < dsp.MinFrameRateHz || s.FrameRateHz < dsp.MinFrameRateHz {
 			msg += fmt.Sprintf(": %.1f frames a second on average, %.1f at the median interval; it needs %.0f", mean, s.FrameRateHz, dsp.MinFrameRateHz)
