@@ -135,6 +135,13 @@ func (s *Service) RevokeToken(ctx context.Context, c storage.Client, id string) 
 	return s.db.RevokeToken(ctx, c, id)
 }
 
+// TokenRevoked reports whether the token whose value hashes to valueHash
+// (SHA-256) has been revoked, by any instance: a session it opened runs on,
+// but no longer resumes.
+func (s *Service) TokenRevoked(ctx context.Context, valueHash []byte) (bool, error) {
+	return s.db.TokenRevoked(ctx, valueHash)
+}
+
 // OpenSession counts one session of the token whose value is presented,
 // for the session server: the value, never the id, opens a
 // session, and only for a permission the token carries, while it is neither

@@ -85,6 +85,28 @@ func TestResumeAfterDeactivation(t *testing.T) {
 	}
 }
 
+// TestResumeAfterRevocation: a resume ticket stops working once the token
+// that opened its session is revoked; the session ran on meanwhile.
+func TestResumeAfterRevocation(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{})
+	value, id := e.mint(realtimeOnce())
+	c := e.dial()
+	o := openSession(t, c, openMessage(value, Realtime, nil))
+	c.CloseNow() // the network drops
+	if err := e.svc.RevokeToken(context.Background(), e.client, id); err != nil {
+		t.Fatal(err)
+	}
+	if e.srv.session(o.SessionID) == nil {
+		t.Fatal("the revocation ended the session")
+	}
+	c2 := e.dial()
+	send(t, c2, map[string]any{"type": "resume", "ticket": o.ResumeTicket})
+	if _, err := next(c2, 10*time.Second); !isRefusal(err) {
+		t.Fatalf("resume of a revoked token's session: %v", err)
+	}
+}
+
 // isRefusal reports whether err is how a refused handshake ends: close 1008
 // without a reason.
 func isRefusal(err error) bool {

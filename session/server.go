@@ -272,13 +272,20 @@ func (s *Server) resume(ctx context.Context, ticket string, mayHandOn bool) (*se
 			return nil, fmt.Errorf("%w: %w: session %s issued a ticket after it", errRefused, errNoResume, id)
 		}
 		// A ticket is a credential of the client, as its tokens are: it
-		// stops working once the client is deactivated. The session
-		// itself runs on to its end, as an upload in flight does.
+		// stops working once the client is deactivated, or the token
+		// that opened the session revoked. The session itself runs on to
+		// its end, as an upload in flight does.
 		switch c, err := s.svc.Client(ctx, sess.client.ID); {
 		case err != nil:
 			return nil, err
 		case !c.Active:
 			return nil, fmt.Errorf("%w: %w: %w: client %s", errRefused, errNoResume, storage.ErrClientDeactivated, c.ID)
+		}
+		switch revoked, err := s.svc.TokenRevoked(ctx, sess.tokenHash[:]); {
+		case err != nil:
+			return nil, err
+		case revoked:
+			return nil, fmt.Errorf("%w: %w: %w: session %s", errRefused, errNoResume, storage.ErrTokenRevoked, id)
 		}
 		return sess, nil
 	}

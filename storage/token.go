@@ -191,6 +191,21 @@ type Rate struct {
 	Per time.Duration
 }
 
+// TokenRevoked reports whether the token whose value hashes to valueHash
+// has been revoked (a token unknown is, too: no value of it can serve).
+// It reads what has committed, on any instance.
+func (db *DB) TokenRevoked(ctx context.Context, valueHash []byte) (bool, error) {
+	var revoked sql.NullInt64
+	err := db.reader().QueryRow(ctx, `SELECT revoked_at FROM access_tokens WHERE value_hash = ?`, valueHash).Scan(&revoked)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("token revoked: %w", err)
+	}
+	return revoked.Valid, nil
+}
+
 // OpenTokenSession finds the token whose value hashes to valueHash and counts
 // one session against its permission, in one transaction: the token must
 // exist, carry permission, be neither revoked nor expired nor spent, and

@@ -98,9 +98,17 @@ func TestRevokeToken(t *testing.T) {
 		if err := db.RevokeToken(ctx, acme, "00000000-0000-4000-8000-000000000000"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("unknown id: %v", err)
 		}
+		if revoked, err := db.TokenRevoked(ctx, []byte("a")); err != nil || revoked {
+			t.Fatalf("before its revocation: revoked %v, %v", revoked, err)
+		}
 		clock.set(clock.now().Add(time.Hour)) // expired: still revocable
 		if err := db.RevokeToken(ctx, acme, tok.ID); err != nil {
 			t.Fatalf("revoke expired: %v", err)
+		}
+		for _, hash := range []string{"a", "never minted"} {
+			if revoked, err := db.TokenRevoked(ctx, []byte(hash)); err != nil || !revoked {
+				t.Fatalf("%s: revoked %v, %v", hash, revoked, err)
+			}
 		}
 		if err := db.RevokeToken(ctx, acme, tok.ID); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("second revocation: %v", err)
