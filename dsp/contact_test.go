@@ -189,6 +189,21 @@ func TestContactBreathing(t *testing.T) {
 	}
 }
 
+// TestClockworkPulse: a pulse as even as a clock (a simulator) has no
+// variability a person's has: hrv and strs are out of range, not 0 ms and
+// the highest stress level; its rate is answered.
+func TestClockworkPulse(t *testing.T) {
+	var p PPG
+	for i := range 6000 { // 60 s at 100 Hz, 72 a minute
+		p.TimestampsMs = append(p.TimestampsMs, float64(i)*10)
+		p.Values = append(p.Values, 100+math.Sin(2*math.Pi*1.2*float64(i)/100))
+	}
+	r := AnalyzePPG(p, Inputs{})
+	if code(r, HR) != "" || code(r, HRV) != OutOfRange || code(r, Stress) != OutOfRange {
+		t.Errorf("hr %v %q, hrv %v %q, strs %v %q", r.Variables[HR].Value, code(r, HR), r.Variables[HRV].Value, code(r, HRV), r.Variables[Stress].Value, code(r, Stress))
+	}
+}
+
 // TestContactBreathingAcrossAGap: a trace with a hole (samples missing,
 // under the share that refuses it) reads the breathing rate of its
 // breaths, not of breaths spread over the hole too: counted over a span

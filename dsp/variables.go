@@ -19,6 +19,11 @@ const (
 	// MaxRMSSDms: an RMSSD above 250 ms is outside what sinus rhythm at rest
 	// produces and points to detection errors or arrhythmia.
 	MaxRMSSDms = 250.0
+	// MinRMSSDms: an RMSSD under 1 ms is a heart beating as evenly as a
+	// clock (a simulator, a fixed-rate pacemaker): no variability the
+	// method can tell, and its stress index divides by the intervals'
+	// spread, near nothing, into the highest level.
+	MinRMSSDms = 1.0
 	// MinBeatFit and MinBeatFitShare: beat-to-beat timing needs clean
 	// beats, not only a clear rhythm. At least 90% of the beats must
 	// correlate 0.9 or more with the mean beat (beats.Align): noise at
@@ -169,6 +174,9 @@ func hrvVariables(pa *pulseAnalysis) (hrv, strs Variable) {
 	}
 	if rmssd > MaxRMSSDms {
 		return fail(BadRMSSD), fail(BadRMSSD)
+	}
+	if rmssd < MinRMSSDms {
+		return fail(OutOfRange), fail(OutOfRange)
 	}
 	hrv = ok(Mean{round(rmssd, 1)})
 	si, found := beats.StressIndex(pa.iv)
