@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/pulsewire/pulsewire/control"
@@ -65,6 +68,10 @@ type demoTokens struct {
 
 func (d *demoTokens) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if msg := foreignPage(r); msg != "" {
+		control.WriteError(w, r, &control.Error{Code: control.Invalid, Messages: []string{msg}})
+		return
+	}
 	permission, ok := demoChains[r.URL.Query().Get("chain")]
 	if !ok {
 		control.WriteError(w, r, &control.Error{Code: control.Invalid, Messages: []string{"chain must be scan or realtime"}})
@@ -76,6 +83,28 @@ func (d *demoTokens) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, control.NewTokenView(t))
+}
+
+// foreignPage says why a token request may come from a page other than the
+// demo page, or "" when it cannot. The route mints without a key, so it
+// answers only a request addressed to an IP address or localhost (a page of
+// another site whose name it has pointed at this machine, DNS rebinding, is
+// addressed by that name) and, when the browser names the page's origin,
+// only a page of this server.
+func foreignPage(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host // no port
+	}
+	if host != "localhost" && net.ParseIP(strings.Trim(host, "[]")) == nil {
+		return fmt.Sprintf("the demo token route answers a server addressed by an IP address or localhost, not %q", host)
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if u, err := url.Parse(origin); err != nil || u.Host != r.Host {
+			return fmt.Sprintf("the demo token route answers the demo page of this server, not a page of %q", origin)
+		}
+	}
+	return ""
 }
 
 func (d *demoTokens) mint(ctx context.Context, permission string) (control.CreatedToken, error) {

@@ -36,9 +36,12 @@ func servedAPI(t *testing.T, dev bool) (*control.Service, *control.API) {
 	return svc, control.NewAPI(svc, control.Options{Routes: mountedRoutes(svc, sessions, &serveConfig{dev: dev})})
 }
 
+// do sends a request to a server on loopback, as serve listens by default.
 func do(h http.Handler, method, target string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, nil)
+	r.Host = "127.0.0.1:8080"
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest(method, target, nil))
+	h.ServeHTTP(w, r)
 	return w
 }
 
@@ -64,6 +67,46 @@ func TestDemoOnlyInDevMode(t *testing.T) {
 			}
 			if w := do(dev, tc.method, tc.target); w.Code != tc.dev {
 				t.Errorf("dev: %d, want %d", w.Code, tc.dev)
+			}
+		})
+	}
+}
+
+// TestDemoTokensOnlyForTheDemoPage: the route mints without a key, so a
+// page of another site must not get a token from it, neither by a name of
+// its own pointed at this machine nor from its own origin.
+func TestDemoTokensOnlyForTheDemoPage(t *testing.T) {
+	_, api := servedAPI(t, true)
+	tests := []struct {
+		host, origin string
+		status       int
+	}{
+		{"127.0.0.1:8080", "", 201},
+		{"127.0.0.1:8080", "http://127.0.0.1:8080", 201},
+		{"localhost:8080", "http://localhost:8080", 201},
+		{"[::1]:8080", "http://[::1]:8080", 201},
+		{"192.168.1.20:8080", "http://192.168.1.20:8080", 201}, // a phone on the same network
+		{"localhost", "", 201},
+		{"rebound.example:8080", "http://rebound.example:8080", 400},
+		{"localhost.example:8080", "", 400},
+		{"127.0.0.1:8080", "http://other.example", 400},
+		{"127.0.0.1:8080", "http://127.0.0.1:9090", 400},
+		{"127.0.0.1:8080", "null", 400},
+	}
+	for _, tc := range tests {
+		t.Run(tc.host+" "+tc.origin, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/demo/access-tokens?chain=scan", nil)
+			r.Host = tc.host
+			if tc.origin != "" {
+				r.Header.Set("Origin", tc.origin)
+			}
+			w := httptest.NewRecorder()
+			api.ServeHTTP(w, r)
+			if w.Code != tc.status {
+				t.Fatalf("%d %s, want %d", w.Code, w.Body, tc.status)
+			}
+			if tc.status == 400 && !strings.Contains(w.Body.String(), "the demo token route answers") {
+				t.Errorf("body %s does not say why", w.Body)
 			}
 		})
 	}
