@@ -147,12 +147,13 @@ func TestRunsCounted(t *testing.T) {
 	}
 }
 
-// TestNoMetricsCountsNothing: without WithMetrics the API serves as ever.
-func TestNoMetricsCountsNothing(t *testing.T) {
+// TestServesWithoutMetrics: metrics are optional; without WithMetrics
+// every counting path (requests, refusals, runs) serves as ever.
+func TestServesWithoutMetrics(t *testing.T) {
 	e := newTestEnv(t, Production)
 	_, key := e.client("acme")
 	wantStatus(t, e.do("GET", "/measures", key, nil), http.StatusOK)
-	if e.svc.Metrics() != nil {
-		t.Fatal("metrics without WithMetrics")
-	}
+	body, _ := json.Marshal(pulseSignal("cppg", 1.2, 12))
+	wantStatus(t, e.send("/measures/cppg/signal", key, "application/json", bytes.NewReader(body)), http.StatusCreated)
+	wantStatus(t, e.send("/measures/cppg/signal", key, "application/json", strings.NewReader(`{"signal":{}}`)), http.StatusBadRequest)
 }

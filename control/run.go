@@ -95,9 +95,6 @@ func (r *Run) Measure() storage.Measure { return r.measure }
 // and calibration.
 func (r *Run) Inputs() dsp.Inputs { return r.inputs }
 
-// ReturnedVariables is what the measure will list as returnedVariables.
-func (r *Run) ReturnedVariables() []string { return r.returned }
-
 // signalOnly is the variable list that asks dsp for no variable at all: dsp
 // reads an empty list as "every variable", so a run whose client is
 // entitled to none names something that is no variable, and gets the

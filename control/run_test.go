@@ -128,8 +128,8 @@ func TestRunInputs(t *testing.T) {
 	if !slices.Equal(in.Variables, want.Variables) || in.Person != want.Person || in.BPClassScale != 2 || in.Calibration != nil {
 		t.Fatalf("inputs %+v, want %+v", in, want)
 	}
-	if !slices.Equal(r.ReturnedVariables(), want.Variables) {
-		t.Fatalf("returned %q", r.ReturnedVariables())
+	if !slices.Equal(r.returned, want.Variables) {
+		t.Fatalf("returned %q", r.returned)
 	}
 
 	// After a calibration of this person and kind, a later run carries it,
@@ -162,8 +162,8 @@ func TestRunInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.ReturnedVariables()) != 0 || !slices.Equal(r.Inputs().Variables, signalOnly) {
-		t.Fatalf("entitled to nothing: returned %q, inputs %q", r.ReturnedVariables(), r.Inputs().Variables)
+	if len(r.returned) != 0 || !slices.Equal(r.Inputs().Variables, signalOnly) {
+		t.Fatalf("entitled to nothing: returned %q, inputs %q", r.returned, r.Inputs().Variables)
 	}
 	res := dsp.AnalyzePPG(dsp.PPG{}, r.Inputs())
 	if len(res.Variables) != 0 || res.Signal == nil {

@@ -25,9 +25,6 @@ var (
 	// ErrNotFound: no record with that id belongs to the caller. A record of
 	// another client is reported exactly like one that never existed.
 	ErrNotFound = errors.New("storage: not found")
-	// ErrDurationCeiling: a token's calendar duration exceeds MaxTokenDuration
-	// once resolved on the configured time zone (a day is not always 24 h).
-	ErrDurationCeiling = errors.New("storage: token duration exceeds the ceiling on the calendar")
 )
 
 // DB is the database of one environment, in an SQLite file (one box) or in a
