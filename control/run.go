@@ -101,6 +101,17 @@ func (r *Run) Inputs() dsp.Inputs { return r.inputs }
 // signal alone, which the measure still shows.
 var signalOnly = []string{"-"}
 
+// PersonOf is what the analysis reads of a measure's userData.
+func PersonOf(u *storage.UserData) dsp.Person {
+	if u == nil {
+		return dsp.Person{}
+	}
+	return dsp.Person{
+		AgeYears: intOf(u.Age), Sex: stringOf(u.Sex), WeightKg: intOf(u.Weight), HeightCm: intOf(u.Height),
+		Smoking: stringOf(u.SmokingStatus), HasExternalID: u.ExternalID != nil,
+	}
+}
+
 // plan works out the run's returnedVariables and dsp inputs from the
 // measure, the client's entitlements and the person's calibration.
 func (r *Run) plan(ctx context.Context) error {
@@ -114,10 +125,7 @@ func (r *Run) plan(ctx context.Context) error {
 		in.BPClassScale = int(o.BPClass.Scale)
 	}
 	if u := m.UserData; u != nil {
-		in.Person = dsp.Person{
-			AgeYears: intOf(u.Age), Sex: stringOf(u.Sex), WeightKg: intOf(u.Weight), HeightCm: intOf(u.Height),
-			Smoking: stringOf(u.SmokingStatus), HasExternalID: u.ExternalID != nil,
-		}
+		in.Person = PersonOf(u)
 		// bp needs the calibration, and bpClass and healthScore use the
 		// pressure it gives when there is one.
 		if u.ExternalID != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -48,8 +49,8 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprint(fs.Output(), analyzeUsage)
 		fs.PrintDefaults()
 	}
-	var person personFlag
-	fs.Var(&person, "user-data", "person data as key=value, repeatable: age, sex (M|F), weight (kg), height (cm),\n"+
+	userData := userDataFlag{}
+	fs.Var(userData, "user-data", "person data as key=value, repeatable: age, sex (M|F), weight (kg), height (cm),\n"+
 		"smokingStatus (smoker|non-smoker), dateOfBirth (YYYY-MM-DD), externalId")
 	variables := fs.String("variables", "", "comma-separated variables to compute (default: all)")
 	scale := fs.Int("bp-class-scale", 3, "levels of bpClass: 3, or 2 for normal or not")
@@ -72,18 +73,9 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.Usage()
 		return errUsage
 	}
-	in := dsp.Inputs{Person: person.p, BPClassScale: *scale}
-	if *variables != "" {
-		for _, v := range strings.Split(*variables, ",") {
-			v = strings.TrimSpace(v)
-			if !dsp.IsVariable(v) {
-				return fmt.Errorf("unknown variable %q (known: %s)", v, strings.Join(dsp.AllVariables, ", "))
-			}
-			in.Variables = append(in.Variables, v)
-		}
-	}
-	if *scale != 2 && *scale != 3 {
-		return fmt.Errorf("-bp-class-scale %d: want 2 or 3", *scale)
+	in, err := measureInputs(userData, *variables, *scale)
+	if err != nil {
+		return err
 	}
 	progress := stderr
 	if *quiet {
@@ -267,65 +259,58 @@ func analyzeSignal(path string, in dsp.Inputs) (dsp.Result, error) {
 	return body.Analyze(in), nil
 }
 
-// personFlag collects --user-data key=value pairs into a dsp.Person, with
-// the API's bounds of userData.
-type personFlag struct {
-	p dsp.Person
-}
+// userDataFlag collects --user-data key=value pairs as the members of a
+// measure's userData, for the API's own rules (measureInputs) to check: the
+// numeric members as numbers when they read as one, the rest as strings (an
+// externalId of digits is still a string).
+type userDataFlag map[string]any
 
-func (f *personFlag) String() string { return "" }
+func (f userDataFlag) String() string { return "" }
 
-func (f *personFlag) Set(kv string) error {
+func (f userDataFlag) Set(kv string) error {
 	k, v, ok := strings.Cut(kv, "=")
-	if !ok {
+	if !ok || k == "" {
 		return fmt.Errorf("%q: want key=value", kv)
 	}
-	within := func(lo, hi int) (int, error) {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < lo || n > hi {
-			return 0, fmt.Errorf("%s must be an integer from %d to %d", k, lo, hi)
-		}
-		return n, nil
+	f[k] = v
+	if n, err := strconv.ParseFloat(v, 64); err == nil && (k == "age" || k == "weight" || k == "height") {
+		f[k] = n
 	}
-	var err error
-	switch k {
-	case "age":
-		f.p.AgeYears, err = within(18, 110)
-	case "weight":
-		f.p.WeightKg, err = within(20, 200)
-	case "height":
-		f.p.HeightCm, err = within(100, 250)
-	case "sex":
-		if v != dsp.Male && v != dsp.Female {
-			return fmt.Errorf("sex must be M or F")
-		}
-		f.p.Sex = v
-	case "smokingStatus":
-		if v != dsp.Smoker && v != dsp.NonSmoker {
-			return fmt.Errorf("smokingStatus must be smoker or non-smoker")
-		}
-		f.p.Smoking = v
-	case "externalId":
-		if v == "" || len([]rune(v)) > 300 {
-			return fmt.Errorf("externalId must have 1 to 300 characters")
-		}
-		f.p.HasExternalID = true
-	case "dateOfBirth":
-		born, perr := time.Parse(time.DateOnly, v)
-		if perr != nil {
-			return fmt.Errorf("dateOfBirth must be a date (YYYY-MM-DD)")
-		}
-		now := time.Now()
-		age := now.Year() - born.Year()
-		if now.Month() < born.Month() || now.Month() == born.Month() && now.Day() < born.Day() {
-			age--
-		}
-		if age < 18 || age > 110 {
-			return fmt.Errorf("dateOfBirth gives age %d: want 18 to 110", age)
-		}
-		f.p.AgeYears = age
-	default:
-		return fmt.Errorf("unknown user data %q (age, sex, weight, height, smokingStatus, dateOfBirth, externalId)", k)
+	return nil
+}
+
+var (
+	flagWords = strings.NewReplacer("userData.property ", "-user-data: property ", "userData: ", "-user-data: ",
+		"userData.", "-user-data ", "computeOptions.bpClass.scale", "-bp-class-scale")
+	variableItem = regexp.MustCompile(`desiredVariables\.\d+`)
+)
+
+// measureInputs checks the flags as the API checks a new measure's inputs
+// (the same bounds, enums and date-of-birth rule, on this machine's date)
+// and gives what the analysis reads of them.
+func measureInputs(userData userDataFlag, variables string, scale int) (dsp.Inputs, error) {
+	in := map[string]any{"computeOptions": map[string]any{"bpClass": map[string]any{"scale": scale}}}
+	if len(userData) > 0 {
+		in["userData"] = userData
 	}
-	return err
+	if variables != "" {
+		names := strings.Split(variables, ",")
+		for i := range names {
+			names[i] = strings.TrimSpace(names[i])
+		}
+		in["desiredVariables"] = names
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return dsp.Inputs{}, err
+	}
+	n, err := control.ParseMeasureInput(raw, time.Now())
+	if e := (*control.Error)(nil); errors.As(err, &e) {
+		// Said in the flags' words: "-user-data age must be ...".
+		msg := flagWords.Replace(strings.Join(e.Messages, "; "))
+		return dsp.Inputs{}, errors.New(variableItem.ReplaceAllString(msg, "-variables"))
+	} else if err != nil {
+		return dsp.Inputs{}, err
+	}
+	return dsp.Inputs{Variables: n.DesiredVariables, Person: control.PersonOf(n.UserData), BPClassScale: int(n.ComputeOptions.BPClass.Scale)}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/dsp/media"
@@ -203,6 +204,25 @@ func TestAnalyzeSignal(t *testing.T) {
 	}
 }
 
+// TestAnalyzeUserDataAsTheAPI: the person's data reach the analysis as a
+// measure's userData does, by the same rules: a date of birth written as a
+// timestamp gives an age, and an externalId of digits is a string.
+func TestAnalyzeUserDataAsTheAPI(t *testing.T) {
+	path := writeSignal(t, "rppg", 1.2, 30)
+	r, _, err := analyze(t, path, "-quiet", "-variables", "bmi,bp,healthScore",
+		"-user-data", "weight=80", "-user-data", "height=180", "-user-data", "externalId=123",
+		"-user-data", "dateOfBirth=1980-06-01T00:00:00Z", "-user-data", "sex=M", "-user-data", "smokingStatus=non-smoker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bmi := r.Variables["bmi"]; string(bmi.Value) != "24.7" {
+		t.Errorf("bmi %s (error %v), want 24.7", bmi.Value, bmi.Error)
+	}
+	if bp := r.Variables["bp"]; bp.Error == nil || *bp.Error != "NOT_CALIBRATED" {
+		t.Errorf("bp %+v: want NOT_CALIBRATED, as a person with an externalId and no calibration", bp)
+	}
+}
+
 func TestAnalyzeRefuses(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -230,10 +250,15 @@ func TestAnalyzeRefuses(t *testing.T) {
 		{"signal not json", []string{write("x.json", `{"signal":`)}, "ends too early"},
 		{"signal not json at all", []string{write("y.json", `{"signal"}`)}, "the body is not valid JSON"},
 		{"two signals", []string{signal, signal}, "one signal file"},
-		{"unknown variable", []string{signal, "-variables", "hr,mood"}, "unknown variable"},
-		{"user data out of range", []string{signal, "-user-data", "age=17"}, "usage"},
-		{"user data unknown key", []string{signal, "-user-data", "shoeSize=44"}, "usage"},
-		{"bad bpClass scale", []string{signal, "-bp-class-scale", "4"}, "want 2 or 3"},
+		{"unknown variable", []string{signal, "-variables", "hr,mood"}, "-variables must be one of the following values: hr, br,"},
+		{"variable twice", []string{signal, "-variables", "hr,br,hr"}, "-variables: hr is given twice"},
+		{"user data out of range", []string{signal, "-user-data", "age=17"}, "-user-data age must be an integer from 18 to 110"},
+		{"user data not an integer", []string{signal, "-user-data", "weight=70.5"}, "-user-data weight must be an integer from 20 to 200"},
+		{"user data unknown key", []string{signal, "-user-data", "shoeSize=44"}, "property shoeSize should not exist"},
+		{"user data without a value", []string{signal, "-user-data", "age"}, "usage"}, // the flag package says why, on stderr
+		{"age and date of birth", []string{signal, "-user-data", "age=40", "-user-data", "dateOfBirth=1980-01-01"}, "give age or dateOfBirth, not both"},
+		{"too young by date of birth", []string{signal, "-user-data", "dateOfBirth=" + time.Now().AddDate(-17, 0, 0).Format(time.DateOnly)}, "must give an age from 18 to 110 (it gives 17)"},
+		{"bad bpClass scale", []string{signal, "-bp-class-scale", "4"}, "-bp-class-scale must be 2 or 3"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -357,7 +382,9 @@ func TestAnalyzeHelp(t *testing.T) {
 	}
 }
 
-func TestPersonFlag(t *testing.T) {
+// TestUserDataFlag: each -user-data pair at the API's bounds of userData,
+// and one past them.
+func TestUserDataFlag(t *testing.T) {
 	cases := []struct {
 		kv   string
 		ok   bool
@@ -381,12 +408,16 @@ func TestPersonFlag(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.kv[:min(len(tc.kv), 30)], func(t *testing.T) {
-			var f personFlag
+			f := userDataFlag{}
+			var in dsp.Inputs
 			err := f.Set(tc.kv)
+			if err == nil {
+				in, err = measureInputs(f, "", 3)
+			}
 			if (err == nil) != tc.ok {
 				t.Fatalf("error %v, want ok %v", err, tc.ok)
 			}
-			if got := fmt.Sprintf("%+v", f.p); tc.ok && got != tc.want {
+			if got := fmt.Sprintf("%+v", in.Person); tc.ok && got != tc.want {
 				t.Fatalf("person %s, want %s", got, tc.want)
 			}
 		})
