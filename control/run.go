@@ -91,6 +91,10 @@ func (s *Service) StartRun(ctx context.Context, c storage.Client, of RunOf, kind
 // Measure is the measure being run, as it was when the run started.
 func (r *Run) Measure() storage.Measure { return r.measure }
 
+// StoredMedia says that the run stored its capture as the measure's media
+// (an upload), which End then keeps or removes as the server keeps media.
+func (r *Run) StoredMedia() { r.media = true }
+
 // Inputs says what the analysis computes and gives it the person's data
 // and calibration.
 func (r *Run) Inputs() dsp.Inputs { return r.inputs }

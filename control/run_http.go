@@ -99,7 +99,8 @@ func (a *API) run(c *gin.Context, client storage.Client, src source, existingID 
 		id = run.Measure().ID
 	}
 	store := newMediaStore(a.svc.captureMedia(), id)
-	m, err := a.measure(c, up, client, src, store, &run)
+	var m storage.Measure
+	m, run, err = a.measure(c, up, client, src, store, run)
 	if err != nil && run != nil && a.svc.deleted(ctx, client, id) {
 		// The client deleted the measure during its run (its right at
 		// any time): whatever failed then, the measure is gone.
@@ -120,18 +121,18 @@ func (a *API) run(c *gin.Context, client storage.Client, src source, existingID 
 
 // measure receives the capture and frees the upload place, then takes a
 // place in the pool and on a worker reads the inputs, starts a new
-// measure's run, analyses and ends the run. *run is the run once it has
-// started.
-func (a *API) measure(c *gin.Context, up *upload, client storage.Client, src source, store mediaStore, run **Run) (storage.Measure, error) {
+// measure's run (run is nil until then), analyses and ends the run. It
+// returns the run once it has started, failed or not.
+func (a *API) measure(c *gin.Context, up *upload, client storage.Client, src source, store mediaStore, run *Run) (storage.Measure, *Run, error) {
 	ctx := c.Request.Context()
 	err := a.receive(c, src, store)
 	up.done()
 	if err != nil {
-		return storage.Measure{}, err
+		return storage.Measure{}, run, err
 	}
 	t, err := a.analyzer.admit()
 	if err != nil {
-		return storage.Measure{}, err
+		return storage.Measure{}, run, err
 	}
 	defer t.release()
 	var m storage.Measure
@@ -141,12 +142,12 @@ func (a *API) measure(c *gin.Context, up *upload, client storage.Client, src sou
 			return err
 		}
 		switch {
-		case *run == nil:
+		case run == nil:
 			n, err := ParseMeasureInput(raw, a.svc.Now())
 			if err != nil {
 				return err
 			}
-			if *run, err = a.svc.StartRun(ctx, client, RunOf{New: n, NewID: store.id}, src.kind()); err != nil {
+			if run, err = a.svc.StartRun(ctx, client, RunOf{New: n, NewID: store.id}, src.kind()); err != nil {
 				return err
 			}
 		case raw != nil:
@@ -156,17 +157,19 @@ func (a *API) measure(c *gin.Context, up *upload, client storage.Client, src sou
 		if err != nil {
 			return err
 		}
-		res, err := src.analyze(ctx, tools, store, (*run).Inputs())
+		res, err := src.analyze(ctx, tools, store, run.Inputs())
 		if err != nil {
 			return err
 		}
 		// Images refused by their first bytes are not stored: the
 		// measure keeps media only when some were.
-		(*run).media = *store.wrote
-		m, err = (*run).End(ctx, res)
+		if *store.wrote {
+			run.StoredMedia()
+		}
+		m, err = run.End(ctx, res)
 		return err
 	})
-	return m, err
+	return m, run, err
 }
 
 // receive lets the source read the body, at its minimum pace (pace.go)
