@@ -142,6 +142,12 @@ func (s *Service) TokenRevoked(ctx context.Context, valueHash []byte) (bool, err
 	return s.db.TokenRevoked(ctx, valueHash)
 }
 
+// UncountSession gives back the session OpenSession counted, when the
+// session does not open after all: a session is counted when it opens.
+func (s *Service) UncountSession(ctx context.Context, ts storage.TokenSession) error {
+	return s.db.UncountTokenSession(ctx, ts)
+}
+
 // OpenSession counts one session of the token whose value is presented,
 // for the session server: the value, never the id, opens a
 // session, and only for a permission the token carries, while it is neither

@@ -44,12 +44,6 @@ func TestHandshakeRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var freshValues []string
-	fresh := func() string {
-		v, _ := e.mint(scanOnce())
-		freshValues = append(freshValues, v)
-		return v
-	}
 	cases := []struct {
 		name  string
 		first any    // JSON message, or []byte for a binary one
@@ -67,10 +61,11 @@ func TestHandshakeRefusals(t *testing.T) {
 		{"invalid measure inputs", openMessage(scanValue, Scan, map[string]any{"measure": map[string]any{"userData": map[string]any{"age": 17}}}), "measure inputs"},
 		{"measure and measureId", openMessage(scanValue, Scan, map[string]any{"measure": map[string]any{}, "measureId": ran.ID}), "exclusive"},
 		// The measure is looked up once the token has counted the
-		// session: each of these spends a token of its own.
-		{"malformed measureId", openMessage(fresh(), Scan, map[string]any{"measureId": "42"}), "id must be a UUID"},
-		{"measure already run", openMessage(fresh(), Scan, map[string]any{"measureId": ran.ID}), "already run"},
-		{"another client's measure", openMessage(fresh(), Scan, map[string]any{"measureId": theirs.ID}), "not found"},
+		// session, which a refused measure gives back: the one-session
+		// token opens at the end.
+		{"malformed measureId", openMessage(scanValue, Scan, map[string]any{"measureId": "42"}), "id must be a UUID"},
+		{"measure already run", openMessage(scanValue, Scan, map[string]any{"measureId": ran.ID}), "already run"},
+		{"another client's measure", openMessage(scanValue, Scan, map[string]any{"measureId": theirs.ID}), "not found"},
 		{"a forged resume ticket", map[string]any{"type": "resume", "ticket": "eyJhbGciOiJIUzI1NiJ9.e30.x"}, "invalid resume ticket"},
 	}
 	for _, b := range bad {
@@ -115,10 +110,11 @@ func TestHandshakeRefusals(t *testing.T) {
 			}
 		})
 	}
+	var values []string
 	for _, b := range bad {
-		freshValues = append(freshValues, b.value)
+		values = append(values, b.value)
 	}
-	for _, v := range append(freshValues, scanValue, rtValue) {
+	for _, v := range append(values, scanValue, rtValue) {
 		if strings.Contains(e.logs.String(), v) {
 			t.Fatal("a token value is in the log")
 		}

@@ -166,7 +166,8 @@ type opening struct {
 
 // open opens a session: the inputs are checked, a place is taken, the
 // token opens (and counts) a session if the account's opening rate allows
-// it, and the measure is claimed. Every refusal wraps errRefused and its
+// it, and the measure is claimed; a session that does not open counts
+// nothing. Every refusal wraps errRefused and its
 // cause, for the log only.
 func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 	var of control.RunOf
@@ -195,13 +196,22 @@ func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 		}
 		return nil, err
 	}
+	// The token counted the session; one that does not open after all
+	// gives it back, so that a refused measure or a failure of ours does
+	// not spend a one-session token.
+	unopened := func(err error) (*session, error) {
+		if uerr := s.svc.UncountSession(context.WithoutCancel(ctx), ts); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+		s.capacity.give()
+		return nil, err
+	}
 	run, err := s.svc.StartRun(ctx, ts.Client, of, storage.KindRPPG)
 	if err != nil {
-		s.capacity.give()
 		if code := control.ErrorCode(err); code == control.Invalid || code == control.NotFound {
-			return nil, fmt.Errorf("%w: token %s of client %s: measure: %w", errRefused, ts.TokenID, ts.Client.ID, err)
+			return unopened(fmt.Errorf("%w: token %s of client %s: measure: %w", errRefused, ts.TokenID, ts.Client.ID, err))
 		}
-		return nil, fmt.Errorf("token %s of client %s: start the run: %w", ts.TokenID, ts.Client.ID, err)
+		return unopened(fmt.Errorf("token %s of client %s: start the run: %w", ts.TokenID, ts.Client.ID, err))
 	}
 	// Recorded before it opens, so that any instance can hand on its
 	// resumes and its WHIP DELETE from its first message on.
@@ -210,8 +220,7 @@ func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 		if aerr := run.Abandon(ctx); aerr != nil {
 			err = errors.Join(err, aerr)
 		}
-		s.capacity.give()
-		return nil, fmt.Errorf("token %s of client %s: %w", ts.TokenID, ts.Client.ID, err)
+		return unopened(fmt.Errorf("token %s of client %s: %w", ts.TokenID, ts.Client.ID, err))
 	}
 	now := s.now()
 	sess := &session{
@@ -236,8 +245,7 @@ func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 		s.mu.Unlock()
 		sess.abandon()
 		s.svc.ReleaseSession(context.WithoutCancel(ctx), id)
-		s.capacity.give()
-		return nil, errClosing
+		return unopened(errClosing)
 	default:
 	}
 	s.sessions[sess.id] = sess

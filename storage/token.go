@@ -288,6 +288,24 @@ func (db *DB) OpenTokenSession(ctx context.Context, valueHash []byte, permission
 	return s, nil
 }
 
+// UncountTokenSession gives back the session ts counted, for a session that
+// did not open after all (its measure was refused, or the server failed
+// before it opened): the token opens as many sessions as opened. The
+// opening still counts against the client's rate of openings, which
+// bounds attempts.
+func (db *DB) UncountTokenSession(ctx context.Context, ts TokenSession) error {
+	err := db.inWrite(ctx, func(tx dbtx) error {
+		_, err := tx.Exec(ctx, `UPDATE token_permissions SET sessions_opened = sessions_opened - 1
+			WHERE token = (SELECT key FROM access_tokens WHERE id = ?) AND name = ? AND sessions_opened > 0`,
+			ts.TokenID, ts.Permission)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("uncount session of token %s: %w", ts.TokenID, err)
+	}
+	return nil
+}
+
 // ErrOpeningRate: a client opened as many sessions as a rate of openings
 // allows in its window.
 var ErrOpeningRate = errors.New("over the opening rate of the account")

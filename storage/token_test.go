@@ -161,6 +161,26 @@ func TestOpenTokenSession(t *testing.T) {
 				t.Errorf("%s: got %v, want ErrSessionRefused and %v", tc.name, err, tc.cause)
 			}
 		}
+		// A session given back opens again, once; giving back what was
+		// never counted takes the count below nothing.
+		if err := db.UncountTokenSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = db.OpenTokenSession(ctx, []byte("once"), "measurement.scan", nil); err != nil || s.Opened != 1 {
+			t.Fatalf("opening after a session given back: %+v, %v", s, err)
+		}
+		if _, err := db.OpenTokenSession(ctx, []byte("once"), "measurement.scan", nil); !errors.Is(err, ErrTokenSpent) {
+			t.Fatalf("a second opening after one given back: %v, want spent", err)
+		}
+		for range 2 {
+			if err := db.UncountTokenSession(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s, err = db.OpenTokenSession(ctx, []byte("once"), "measurement.scan", nil); err != nil || s.Opened != 1 {
+			t.Fatalf("opening after two given back: %+v, %v", s, err)
+		}
+
 		// Permissions count apart: the realtime one has no limit.
 		for range 3 {
 			if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.realtime", nil); err != nil {
