@@ -53,7 +53,9 @@ type pulseAnalysis struct {
 	// halves; noiseKnown says whether it did.
 	timingNoise float64
 	noiseKnown  bool
-	summary     Summary
+	// summary is the Result's Summary but for Conformity, which assemble
+	// fills from err.
+	summary Summary
 }
 
 // analyzePulse runs the signal part of the camera routes: times in seconds
@@ -79,7 +81,6 @@ func analyzePulse(t []float64, chans, halves, refs [][]float64) pulseAnalysis {
 	confident := pa.confidentPulse(pa.wave.Pulse, pa.rateHz)
 	if held := pa.heldImage(t, chans[1]); !confident || held {
 		pa.err = ConformityMissingSignal
-		pa.summary.Conformity = pa.err
 		return pa
 	}
 	pa.findBeats()
@@ -201,9 +202,6 @@ func startPulse(t []float64) pulseAnalysis {
 		float64(len(t)-1) < MinFrameRateHz*pa.seconds,
 		pa.summary.GapSeconds > MaxGapShare*pa.seconds:
 		pa.err = ConformityLowFPS
-	}
-	if pa.err != "" {
-		pa.summary.Conformity = pa.err
 	}
 	return pa
 }

@@ -34,7 +34,6 @@ func analyzeContact(t, x []float64) pulseAnalysis {
 	}
 	if pa.summary.ClippedShare = clippedShare(x); pa.summary.ClippedShare > MaxClippedShare {
 		pa.err = ConformityPoorLight
-		pa.summary.Conformity = pa.err
 		return pa
 	}
 	pa.rateHz = math.Min(math.Round(pa.summary.FrameRateHz), maxContactGridHz)
@@ -46,7 +45,6 @@ func analyzeContact(t, x []float64) pulseAnalysis {
 	pa.findBeats()
 	if !pa.confidentPulse(narrow, narrowHz) && !beatsShowPulse(pa) {
 		pa.err = ConformityMissingSignal
-		pa.summary.Conformity = pa.err
 		return pa
 	}
 	pa.beatRateBpm = beatRate(pa)

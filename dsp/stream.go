@@ -195,7 +195,6 @@ func (s *Stream) analyze(fromS float64, live bool) pulseAnalysis {
 		pa.err = q.explain(pa.err)
 	}
 	pa.summary.Seconds = q.seconds
-	pa.summary.Conformity = pa.err
 	return pa
 }
 
@@ -256,6 +255,5 @@ func AnalyzeFrames(c *face.Cascade, frames iter.Seq2[time.Duration, image.Image]
 // missingCaptures is the Result of a capture without a single frame.
 func missingCaptures(in *Inputs) Result {
 	pa := pulseAnalysis{err: MissingCaptures}
-	pa.summary.Conformity = MissingCaptures
 	return assemble(&pa, in)
 }

@@ -68,6 +68,9 @@ const (
 // assemble turns a pulse analysis into the requested variables.
 func assemble(pa *pulseAnalysis, in *Inputs) Result {
 	res := Result{Variables: map[string]Variable{}, Summary: pa.summary}
+	// pa.err is the one record of what stopped the pulse; the summary
+	// reports it rather than keeping a copy in step with it.
+	res.Summary.Conformity = pa.err
 	set := func(name string, v Variable) {
 		if in.wants(name) {
 			res.Variables[name] = v
@@ -242,14 +245,12 @@ func analyzeSignal(t []float64, ch [][]float64, in *Inputs) Result {
 	var pa pulseAnalysis
 	if len(t) < 2 {
 		pa.err = MissingSignal
-		pa.summary.Conformity = MissingSignal
 	} else if len(ch) == 1 {
 		pa = analyzeContact(t, ch[0])
 	} else {
 		pa = analyzePulse(t, ch, nil, nil)
 		q := traceQuality(ch[0], ch[1], ch[2])
 		pa.err = q.explain(pa.err)
-		pa.summary.Conformity = pa.err
 		pa.summary.ClippedShare = q.clipped
 	}
 	return assemble(&pa, in)
