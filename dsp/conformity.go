@@ -5,9 +5,9 @@ import (
 	"slices"
 
 	"github.com/pulsewire/pulsewire/dsp/filter"
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 	"github.com/pulsewire/pulsewire/dsp/pulse"
 	"github.com/pulsewire/pulsewire/dsp/resample"
-	"gonum.org/v1/gonum/stat"
 )
 
 // Capture-quality thresholds for camera captures analysed from frames
@@ -130,10 +130,10 @@ func assess(recs []frameRecord) captureQuality {
 		}
 	}
 	q.presence = float64(len(ff)) / float64(len(recs))
-	q.faceFraction = median(ff)
-	q.luma = median(luma)
-	q.speed = median(speed)
-	q.scene = median(scene)
+	q.faceFraction = stats.Median(ff)
+	q.luma = stats.Median(luma)
+	q.speed = stats.Median(speed)
+	q.scene = stats.Median(scene)
 	q.flicker = flicker(recs, func(r frameRecord) (float64, bool) { return float64(r.sceneLuma), true })
 	q.skinFlicker = flicker(recs, func(r frameRecord) (float64, bool) { return float64(r.luma), r.face })
 	return q
@@ -238,15 +238,5 @@ func traceQuality(r, g, b []float64) captureQuality {
 		luma[i] = 0.299*r[i] + 0.587*g[i] + 0.114*b[i]
 	}
 	clipped := max(clippedShare(r), clippedShare(g), clippedShare(b))
-	return captureQuality{presence: 1, faceFraction: 1, luma: median(luma), clipped: clipped}
-}
-
-// median returns the median of x (the lower middle value for an even
-// count), reordering x; 0 for none.
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	slices.Sort(x)
-	return stat.Quantile(0.5, stat.Empirical, x, nil)
+	return captureQuality{presence: 1, faceFraction: 1, luma: stats.Median(luma), clipped: clipped}
 }

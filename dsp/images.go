@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/pulsewire/pulsewire/dsp/face"
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 )
 
 // AnalyzeImages analyses still images (the images route): faceBmi
@@ -56,7 +57,7 @@ func AnalyzeImageSeq(c *face.Cascade, imgs iter.Seq[image.Image], in Inputs) Res
 	}
 	switch {
 	case len(values) > 0:
-		res.Variables[FaceBMI] = ok(round(median(values), 1))
+		res.Variables[FaceBMI] = ok(round(stats.Median(values), 1))
 	case reason == "":
 		res.Variables[FaceBMI] = fail(MissingImage)
 	default:

@@ -3,6 +3,8 @@ package dsp
 import (
 	"math"
 	"slices"
+
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 )
 
 // Video encoders at low bit rates hold the picture of a still face between
@@ -74,7 +76,7 @@ func keyFrameGroup(t, x []float64, maxGroup int) int {
 			index = append(index, k)
 		}
 	}
-	typical := median(slices.Clone(jumps))
+	typical := stats.Median(slices.Clone(jumps))
 	if typical == 0 {
 		return 0
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 	"github.com/pulsewire/pulsewire/dsp/internal/testsignal"
 )
 
@@ -23,7 +24,7 @@ func encoded(s testsignal.Signal, n int, held bool, step float64, seed uint64) T
 		for i := 1; i < len(x); i++ {
 			typical = append(typical, math.Abs(x[i]-x[i-1]))
 		}
-		size := step * median(typical)
+		size := step * stats.Median(typical)
 		out := make([]float64, len(x))
 		var key, offset float64
 		for i, v := range x {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -66,7 +67,7 @@ func classifyArtefacts(s []float64) []bool {
 	var win []float64
 	for i := range s {
 		win = append(win[:0], s[max(0, i-ltMedianSpan/2):min(n, i+ltMedianSpan/2+1)]...)
-		med[i] = median(win)
+		med[i] = stats.Median(win)
 		mrr[i] = s[i] - med[i]
 		if mrr[i] < 0 {
 			// Short intervals count double: an extra detection

@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/stat"
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 )
 
 // Beat is one systolic peak of a pulse wave.
@@ -126,7 +126,7 @@ func Detect(dst []Beat, pulse, periodS []float64, rateHz float64) []Beat {
 	for i, b := range found {
 		amps[i] = b.Amplitude()
 	}
-	med := median(amps)
+	med := stats.Median(amps)
 	out := dst[:start]
 	for _, b := range found {
 		if b.Amplitude() >= WeakFraction*med {
@@ -160,14 +160,4 @@ func vertex(a, b, c float64) float64 {
 		return 0
 	}
 	return math.Max(-0.5, math.Min(0.5, 0.5*(a-c)/den))
-}
-
-// median returns the median of x (the lower middle value for an even
-// count), reordering x; 0 for no values.
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	slices.Sort(x)
-	return stat.Quantile(0.5, stat.Empirical, x, nil)
 }

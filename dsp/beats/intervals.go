@@ -3,6 +3,8 @@ package beats
 import (
 	"math"
 	"slices"
+
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 )
 
 // Plausible inter-beat intervals in seconds: 40-200 bpm, the range the
@@ -76,7 +78,7 @@ func localMedians(s []float64) []float64 {
 				win = append(win, s[j])
 			}
 		}
-		meds[i] = median(win)
+		meds[i] = stats.Median(win)
 	}
 	return meds
 }
@@ -238,11 +240,11 @@ func fitFloor(bs []Beat) float64 {
 	if len(z) < minFitBeats {
 		return MinFit
 	}
-	m := median(z)
+	m := stats.Median(z)
 	for i := range z {
 		z[i] = math.Abs(z[i] - m)
 	}
-	sd := 1.4826 * median(z)
+	sd := 1.4826 * stats.Median(z)
 	return max(MinFit, math.Tanh(m-fitOutlierSDs*sd))
 }
 

@@ -3,6 +3,7 @@ package beats
 import (
 	"math"
 
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -60,7 +61,7 @@ func Align(bs []Beat, wave []float64, rateHz float64) {
 	for i := range periods {
 		periods[i] = bs[i+1].T - bs[i].T
 	}
-	period := median(periods)
+	period := stats.Median(periods)
 	if !(period > 0) {
 		return
 	}
