@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/pulsewire/pulsewire/dsp/beats"
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 	"github.com/pulsewire/pulsewire/dsp/pulse"
 	"github.com/pulsewire/pulsewire/dsp/resample"
 )
@@ -101,9 +102,9 @@ func analyzePulse(t []float64, chans, halves, refs [][]float64) pulseAnalysis {
 func (pa *pulseAnalysis) readRate(track rateTrack) {
 	pa.track = track
 	pa.summary.Method = string(pa.wave.Method)
-	pa.summary.SNRdB = meanOf(track.snrDB)
-	pa.summary.ProminenceDB = meanOf(track.prominenceDB)
-	pa.summary.QualityScore = meanOf(track.confidence)
+	pa.summary.SNRdB = stats.Mean(track.snrDB)
+	pa.summary.ProminenceDB = stats.Mean(track.prominenceDB)
+	pa.summary.QualityScore = stats.Mean(track.confidence)
 }
 
 // confidentPulse reports whether the tracked rate is sure enough to be
@@ -219,7 +220,7 @@ func chooseWave(ws []pulse.Wave, rectified bool, rateHz float64) (pulse.Wave, ra
 	best := -1
 	for i, w := range ws {
 		tracks[i] = trackRate(w.Pulse, rateHz)
-		if best >= 0 && meanOf(tracks[i].confidence) <= meanOf(tracks[best].confidence) {
+		if best >= 0 && stats.Mean(tracks[i].confidence) <= stats.Mean(tracks[best].confidence) {
 			continue
 		}
 		if w.Method == pulse.MethodGreen && !rectified && !confirmedBy(tracks[i], tracks[:i]) {

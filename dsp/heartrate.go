@@ -3,6 +3,7 @@ package dsp
 import (
 	"math"
 
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 	"github.com/pulsewire/pulsewire/dsp/spectrum"
 )
 
@@ -57,7 +58,7 @@ type rateTrack struct {
 }
 
 // meanBpm is the mean of the tracked rate.
-func (t rateTrack) meanBpm() float64 { return 60 * meanOf(t.hz) }
+func (t rateTrack) meanBpm() float64 { return 60 * stats.Mean(t.hz) }
 
 // periodAt returns the tracked beat period in seconds for every sample of a
 // wave of n samples at rateHz, interpolated between window centres.
@@ -175,14 +176,6 @@ func soften(x float64) float64 {
 		return x
 	}
 	return evidenceKnee * (1 + math.Log(x/evidenceKnee))
-}
-
-func meanOf(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(max(len(x), 1))
 }
 
 // periodCorrelation is the mean over the windows of the wave's normalised

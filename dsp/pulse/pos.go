@@ -1,6 +1,10 @@
 package pulse
 
-import "math"
+import (
+	"math"
+
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
+)
 
 // WindowSeconds is the length of the POS and CHROM analysis windows: 1.6 s,
 // the value both papers use, long enough to span one beat at 40 bpm (1.5 s)
@@ -26,7 +30,7 @@ func POS(dst, r, g, b []float64, rateHz float64) []float64 {
 	l := windowLen(rateHz, n)
 	s1, s2 := make([]float64, l), make([]float64, l)
 	for m := 0; m+l <= n; m++ {
-		mr, mg, mb := mean(r[m:m+l]), mean(g[m:m+l]), mean(b[m:m+l])
+		mr, mg, mb := stats.Mean(r[m:m+l]), stats.Mean(g[m:m+l]), stats.Mean(b[m:m+l])
 		if mr <= 0 || mg <= 0 || mb <= 0 {
 			continue // a black window carries no colour; leave it at zero
 		}
@@ -54,16 +58,8 @@ func windowLen(rateHz float64, n int) int {
 	return max(2, min(n, int(math.Round(WindowSeconds*rateHz))))
 }
 
-func mean(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(max(len(x), 1))
-}
-
 func std(x []float64) float64 {
-	m := mean(x)
+	m := stats.Mean(x)
 	var s float64
 	for _, v := range x {
 		s += (v - m) * (v - m)

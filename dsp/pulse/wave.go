@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/pulsewire/pulsewire/dsp/filter"
+	"github.com/pulsewire/pulsewire/dsp/internal/stats"
 	"github.com/pulsewire/pulsewire/dsp/spectrum"
 )
 
@@ -255,7 +256,7 @@ func wideHi(rateHz float64) float64 { return min(WideHiHz, 0.45*rateHz) }
 // relative returns x / mean(x) - 1, the fractional change of an intensity
 // (x itself minus its mean when the mean is not positive).
 func relative(x []float64) []float64 {
-	m := mean(x)
+	m := stats.Mean(x)
 	out := make([]float64, len(x))
 	for i, v := range x {
 		if m > 0 {

@@ -19,3 +19,12 @@ func Median(x []float64) float64 {
 	slices.Sort(x)
 	return stat.Quantile(0.5, stat.Empirical, x, nil)
 }
+
+// Mean returns the arithmetic mean of x; 0 for no values.
+func Mean(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(max(len(x), 1))
+}
