@@ -321,12 +321,6 @@ type Detection struct {
 	CloserScore float64
 }
 
-// Confirmed reports whether a tracker starts following the face: it scored
-// CandidateScore in the whole image and ConfirmScore on the closer look.
-func (d Detection) Confirmed() bool {
-	return d.Score >= CandidateScore && d.CloserScore >= ConfirmScore
-}
-
 // FindFaces returns the faces BlazeFace finds in a still image scoring at
 // least minScore, largest first, each looked at again closer. The whole
 // image is scaled into the detector's 128x128 view, so faces under about a
