@@ -109,6 +109,3 @@ func (s *Spectrum) At(hz float64) float64 {
 	w := x - float64(k)
 	return (1-w)*s.Power[k] + w*s.Power[k+1]
 }
-
-// BinIndex returns the index of the bin nearest hz, clamped to the spectrum.
-func (s *Spectrum) BinIndex(hz float64) int { return s.bin(hz) }
