@@ -19,11 +19,6 @@ func NewGrid(loHz, hiHz, stepHz float64) Grid {
 // Hz is the frequency of state k.
 func (g Grid) Hz(k int) float64 { return g.LoHz + float64(k)*g.StepHz }
 
-// Index is the state nearest hz, clamped to the grid.
-func (g Grid) Index(hz float64) int {
-	return min(max(int(math.Round((hz-g.LoHz)/g.StepHz)), 0), g.N-1)
-}
-
 // Chain is a hidden Markov model of a frequency that moves along a Grid
 // from one window to the next: a Gaussian random walk of SigmaHz per step,
 // and with probability Escape a jump anywhere on the grid, so that a track

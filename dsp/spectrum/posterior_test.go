@@ -98,14 +98,6 @@ func TestGrid(t *testing.T) {
 	if g.N != 301 || g.Hz(0) != 0.5 || math.Abs(g.Hz(g.N-1)-3.5) > 1e-12 {
 		t.Errorf("grid %+v", g)
 	}
-	for _, tc := range []struct {
-		hz   float64
-		want int
-	}{{0.2, 0}, {0.5, 0}, {0.504, 0}, {0.506, 1}, {3.5, 300}, {9, 300}} {
-		if got := g.Index(tc.hz); got != tc.want {
-			t.Errorf("Index(%g) = %d, want %d", tc.hz, got, tc.want)
-		}
-	}
 }
 
 func BenchmarkChainPosterior(b *testing.B) {
