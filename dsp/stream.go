@@ -12,9 +12,10 @@ import (
 )
 
 // Stream analyses a camera capture frame by frame. Live sessions push
-// frames as they arrive and ask for Vitals at any time; files and face crops
-// go through the same Stream (AnalyzeFrames), so a recording and a live
-// capture of the same frames give the same Result.
+// frames as they arrive and ask for Vitals at any time; the batch routes
+// (video files, face crops) push each frame as they decode it and ask for
+// the Result at the end, so a recording and a live capture of the same
+// frames give the same Result.
 //
 // A Stream keeps per-capture state and is not safe for concurrent use. Push
 // does not allocate once the buffers have grown to the capture's length
@@ -241,9 +242,11 @@ func references(bg []float64, motion [][]float64) [][]float64 {
 	return refs
 }
 
-// AnalyzeFrames runs a whole recording through a Stream: the batch path of
-// video files and face crops. frames yields each frame with its capture time
-// since the start; the images may be reused by the producer after each step.
+// AnalyzeFrames runs a whole recording through a Stream, for callers that
+// hold its frames as an iterator (tools, tests). The batch routes write this
+// loop themselves around their decoders, whose errors an iterator of frames
+// could not carry. frames yields each frame with its capture time since the
+// start; the images may be reused by the producer after each step.
 func AnalyzeFrames(c *face.Cascade, frames iter.Seq2[time.Duration, image.Image], in Inputs) Result {
 	s := NewStream(c, in)
 	for at, img := range frames {
