@@ -148,9 +148,13 @@ func (s *imagesSource) analyze(ctx context.Context, t tools, store mediaStore, i
 // (dsp.AnalyzeImages), bmi from the person's weight and height, and every
 // other variable MISSING_CAPTURES. An image that cannot be decoded is no
 // error: faceBmi carries INVALID_IMAGE_TYPE, or INVALID_IMAGE_SIZE for one
-// over the byte or pixel limit. It is the path of the images route and of
+// over the byte or pixel limit, and more than three images
+// EXCEEDING_MAX_IMAGE. It is the path of the images route and of
 // pulsewire analyze.
 func AnalyzeStills(ctx context.Context, c *face.Cascade, open []func() (io.ReadCloser, error), in dsp.Inputs) (dsp.Result, error) {
+	if len(open) > MaxImages {
+		return imagesRefused(c, in, dsp.ExceedingMaxImage), nil
+	}
 	// Each image is read, decoded and measured in turn, and let go before
 	// the next: one decoded picture at a time is in memory.
 	var refused dsp.Code

@@ -219,9 +219,6 @@ func explainHR(w io.Writer, res dsp.Result) {
 // does (control.AnalyzeStills): an image that breaks the route's limits or
 // cannot be decoded gives faceBmi the code that says so.
 func analyzeImages(ctx context.Context, files []string, in dsp.Inputs) (dsp.Result, error) {
-	if len(files) > control.MaxImages {
-		return dsp.Result{}, fmt.Errorf("%d images: at most %d", len(files), control.MaxImages)
-	}
 	c, err := face.LoadCascade()
 	if err != nil {
 		return dsp.Result{}, err

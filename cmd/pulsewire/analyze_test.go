@@ -143,8 +143,17 @@ func TestAnalyzeImages(t *testing.T) {
 	if r.Signal != nil {
 		t.Error("signal from images, want null")
 	}
-	if _, _, err := analyze(t, path, path, path, path); err == nil || !strings.Contains(err.Error(), "at most 3") {
-		t.Errorf("four images: %v", err)
+	// Four, as the images route answers them: faceBmi says why, the rest
+	// is measured.
+	r, _, err = analyze(t, path, path, path, path, "-user-data", "weight=70", "-user-data", "height=175")
+	if err != nil {
+		t.Fatalf("four images: %v", err)
+	}
+	if v := r.Variables["faceBmi"]; v.Error == nil || *v.Error != "EXCEEDING_MAX_IMAGE" {
+		t.Errorf("four images: faceBmi %s %v, want EXCEEDING_MAX_IMAGE", v.Value, v.Error)
+	}
+	if v := r.Variables["bmi"]; v.Error != nil || string(v.Value) != "22.9" {
+		t.Errorf("four images: bmi %s %v, want 22.9", v.Value, v.Error)
 	}
 }
 
