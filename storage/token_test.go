@@ -188,6 +188,17 @@ func TestOpenTokenSession(t *testing.T) {
 			}
 		}
 
+		// A maxSessions of 2 opens two sessions and refuses the third.
+		mint("twice", Permission{Name: "measurement.scan", MaxSessions: ptr(int64(2))})
+		for i := int64(1); i <= 2; i++ {
+			if s, err := db.OpenTokenSession(ctx, []byte("twice"), "measurement.scan", nil); err != nil || s.Opened != i || *s.MaxSessions != 2 {
+				t.Fatalf("opening %d of 2: %+v, %v", i, s, err)
+			}
+		}
+		if _, err := db.OpenTokenSession(ctx, []byte("twice"), "measurement.scan", nil); !errors.Is(err, ErrSessionRefused) || !errors.Is(err, ErrTokenSpent) {
+			t.Fatalf("third opening of 2: %v", err)
+		}
+
 		// N concurrent openings of a maxSessions=1 token open exactly one.
 		mint("race", scanOnce)
 		opened := succeeded(t, 10, ErrSessionRefused, func(int) error {
@@ -198,6 +209,10 @@ func TestOpenTokenSession(t *testing.T) {
 			t.Fatalf("%d sessions opened, want 1", opened)
 		}
 
+		clock.set(start.Add(10*time.Minute - time.Millisecond)) // the last millisecond before expiresAt
+		if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan", nil); err != nil {
+			t.Fatalf("a millisecond before expiry: %v", err)
+		}
 		clock.set(start.Add(10 * time.Minute)) // expiresAt itself is too late
 		if _, err := db.OpenTokenSession(ctx, []byte("both"), "measurement.scan", nil); !errors.Is(err, ErrSessionRefused) || !errors.Is(err, ErrTokenExpired) {
 			t.Fatalf("expired: %v", err)
