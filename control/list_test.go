@@ -75,6 +75,28 @@ func TestListPaging(t *testing.T) {
 	if v["take"] != 100.0 || v["skip"] != 2.0 {
 		t.Fatalf("take %v skip %v, want the defaults and what was sent", v["take"], v["skip"])
 	}
+	// Every list, the kind lists too, pages within the same bounds and
+	// shows take 100 and skip 0 when none is sent.
+	for _, list := range []string{"/measures", "/measures/rppg", "/measures/cppg"} {
+		for _, tc := range []struct {
+			query  string
+			status int
+		}{
+			{"take=1", 200},
+			{"take=1000", 200},
+			{"skip=0", 200},
+			{"take=0", 400},
+			{"take=1001", 400},
+			{"skip=-1", 400},
+		} {
+			if r := e.do("GET", list+"?"+tc.query, key, nil); r.status != tc.status {
+				t.Errorf("%s?%s: status %d, want %d", list, tc.query, r.status, tc.status)
+			}
+		}
+		if v := e.do("GET", list, key, nil).json(t); v["take"] != 100.0 || v["skip"] != 0.0 {
+			t.Fatalf("%s: take %v skip %v, want the defaults 100 and 0", list, v["take"], v["skip"])
+		}
+	}
 }
 
 func TestListFilters(t *testing.T) {
