@@ -20,10 +20,13 @@ import (
 
 // TestRunExisting runs measures made by POST /measures through each source
 // route: 200 with the measure's own inputs; a second run is 400; inputs sent
-// with the capture are refused and leave the measure as it was.
+// with the capture are refused and leave the measure as it was; a measure
+// that does not exist or is another client's is 404 with the usual body.
 func TestRunExisting(t *testing.T) {
 	e := newTestEnv(t, Production)
 	_, key := e.client("acme")
+	_, otherKey := e.client("other")
+	others := e.measureOf(e.do("POST", "/measures", otherKey, `{}`)).ID
 	grey, err := os.ReadFile(lavfi(t, "grey-1s.mp4", 1))
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +67,13 @@ func TestRunExisting(t *testing.T) {
 		{"cppg/signal", jsonRoute(signal("cppg")), jsonRoute([]byte(`{"signal":{"timestamps":[0],"values":[1]},"desiredVariables":["hr"]}`))},
 	} {
 		t.Run(tc.route, func(t *testing.T) {
+			// A measure that does not exist and another client's answer
+			// the same 404.
+			for _, missing := range []string{"0d4a8c5e-0000-4000-8000-000000000000", others} {
+				r := tc.send("/measures/" + missing + "/" + tc.route)
+				wantStatus(t, r, http.StatusNotFound)
+				wantBody(t, r, notFoundJSON)
+			}
 			created := e.do("POST", "/measures", key, `{"userData":{"weight":70,"height":175},"desiredVariables":["hr","bmi"],"tags":["two-step"]}`)
 			wantStatus(t, created, http.StatusCreated)
 			id := e.measureOf(created).ID
@@ -88,12 +98,7 @@ func TestRunExisting(t *testing.T) {
 		})
 	}
 	t.Run("refusals", func(t *testing.T) {
-		_, otherKey := e.client("other")
-		created := e.measureOf(e.do("POST", "/measures", key, `{}`)).ID
-		body := signal("cppg")
-		wantStatus(t, e.send("/measures/"+created+"/cppg/signal", otherKey, "application/json", bytes.NewReader(body)), http.StatusNotFound)
-		wantStatus(t, e.send("/measures/0d4a8c5e-0000-4000-8000-000000000000/cppg/signal", key, "application/json", bytes.NewReader(body)), http.StatusNotFound)
-		wantMessage(t, e.send("/measures/nope/cppg/signal", key, "application/json", bytes.NewReader(body)), "id must be a UUID")
+		wantMessage(t, e.send("/measures/nope/cppg/signal", key, "application/json", bytes.NewReader(signal("cppg"))), "id must be a UUID")
 	})
 }
 
