@@ -30,6 +30,7 @@ func TestGeneralRateLimit(t *testing.T) {
 func TestTokenRateLimit(t *testing.T) {
 	e := newTestEnv(t, Production)
 	_, key := e.client("acme")
+	_, other := e.client("other")
 	body := `{"permissions":[{"name":"measurement.scan","maxSessions":1}],"duration":"5m"}`
 	for i := range tokensPerMinute {
 		if r := e.do("POST", "/access-tokens", key, body); r.status != http.StatusCreated {
@@ -41,7 +42,8 @@ func TestTokenRateLimit(t *testing.T) {
 	if got := r.header.Get("Retry-After"); got != "60" { // the burst fills the minute
 		t.Fatalf("Retry-After %q, want 60", got)
 	}
-	wantStatus(t, e.do("GET", "/measures", key, nil), http.StatusOK) // other routes still open
+	wantStatus(t, e.do("GET", "/measures", key, nil), http.StatusOK)               // other routes still open
+	wantStatus(t, e.do("POST", "/access-tokens", other, body), http.StatusCreated) // per key
 	// 20 in any minute, not 20 at once and one more every 3 s.
 	e.clock.advance(30 * time.Second)
 	r = e.do("POST", "/access-tokens", key, body)
