@@ -122,6 +122,7 @@ func TestVideoRefusals(t *testing.T) {
 		{"type not listed", []part{file("video", "video/x-matroska", greyData)}, "video must be declared as one of"},
 		{"truncated", []part{file("video", "video/mp4", video[:len(video)*2/3])}, "video is corrupt or truncated"},
 		{"input refused with the video", []part{field("userData[age]", "12"), file("video", "video/mp4", greyData)}, "userData.age must be an integer from 18 to 110"},
+		{"userData as one JSON part after the video", []part{file("video", "video/mp4", greyData), field("userData", `{"weight":70}`)}, "a single userData part is refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := e.upload("/measures/rppg/video", key, tc.parts...)
@@ -196,6 +197,7 @@ func TestMultipartInputs(t *testing.T) {
 		msg   string
 	}{
 		{"userData as one JSON part", []part{field("userData", `{"weight":70,"height":175}`), image()}, "a single userData part is refused"},
+		{"userData as one JSON part after the image", []part{image(), field("userData", `{"weight":70,"height":175}`)}, "a single userData part is refused"},
 		{"userData field out of range", []part{field("userData[weight]", "19"), image()}, "userData.weight must be an integer from 20 to 200"},
 		{"userData field not a number", []part{field("userData[age]", "forty"), image()}, "userData.age must be an integer from 18 to 110"},
 		{"userData field not an integer", []part{field("userData[height]", "170.5"), image()}, "userData.height must be an integer"},
