@@ -96,9 +96,19 @@ func faceVideo(t *testing.T) (string, clip.Truth) {
 	return path, truth
 }
 
+// lavfiCodecs are the encoders of lavfi's videos, by the container the
+// file name's extension names.
+var lavfiCodecs = map[string][]string{
+	".mp4":  {"-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart"},
+	".mov":  {"-c:v", "libx264", "-pix_fmt", "yuv420p"},
+	".webm": {"-c:v", "libvpx", "-b:v", "1M"},
+	".avi":  {"-c:v", "mjpeg", "-q:v", "2"},
+}
+
 // lavfi makes a small video of a plain grey picture with ffmpeg's test
-// source: seconds long at 15 fps, 64x64, H.264 in mp4 (faststart, so the
-// index comes first and padding can follow).
+// source: seconds long at 15 fps, 64x64, in the container of name's
+// extension (lavfiCodecs). An mp4 is H.264 with faststart, so the index
+// comes first and padding can follow.
 func lavfi(t *testing.T, name string, seconds float64) string {
 	t.Helper()
 	path, err := fixture(name)
@@ -108,10 +118,15 @@ func lavfi(t *testing.T, name string, seconds float64) string {
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
-	tmp := path + ".tmp.mp4"
-	out, err := exec.Command("ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-		"-i", fmt.Sprintf("color=c=gray:s=64x64:r=15:d=%g", seconds), "-c:v", "libx264", "-pix_fmt", "yuv420p",
-		"-movflags", "+faststart", "-y", tmp).CombinedOutput()
+	ext := filepath.Ext(name)
+	codec, ok := lavfiCodecs[ext]
+	if !ok {
+		t.Fatalf("lavfi: no encoder for %q", name)
+	}
+	tmp := path + ".tmp" + ext
+	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
+		"-i", fmt.Sprintf("color=c=gray:s=64x64:r=15:d=%g", seconds)}
+	out, err := exec.Command("ffmpeg", append(append(args, codec...), "-y", tmp)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ffmpeg: %v: %s", err, out)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image/jpeg"
+	"image/png"
 	"io"
 	"math"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/storage"
+	"golang.org/x/image/bmp"
 )
 
 // TestVideoRun measures a synthetic face video with a known heart rate
@@ -140,15 +143,22 @@ func TestVideoWithoutFace(t *testing.T) {
 		seconds float64
 		code    string
 		ctype   string
+		ext     string // the container
 	}{
-		{"grey picture", 10.5, "CONFORMITY_FACE_PRESENCE", "video/mp4"},
-		{"one frame", 0.05, "CONFORMITY_INITIALISATION", "video/mp4"},
+		{"grey picture", 10.5, "CONFORMITY_FACE_PRESENCE", "video/mp4", "mp4"},
+		{"one frame", 0.05, "CONFORMITY_INITIALISATION", "video/mp4", "mp4"},
 		// curl -F video=@clip.mp4 declares application/octet-stream: the
 		// content decides.
-		{"one frame without a type", 0.05, "CONFORMITY_INITIALISATION", "application/octet-stream"},
+		{"one frame without a type", 0.05, "CONFORMITY_INITIALISATION", "application/octet-stream", "mp4"},
+		// Every type the API lists, with content of its container.
+		{"one frame of mov declared quicktime", 0.05, "CONFORMITY_INITIALISATION", "video/quicktime", "mov"},
+		{"one frame of mov declared mov", 0.05, "CONFORMITY_INITIALISATION", "video/mov", "mov"},
+		{"one frame of webm", 0.05, "CONFORMITY_INITIALISATION", "video/webm", "webm"},
+		{"one frame of avi declared x-msvideo", 0.05, "CONFORMITY_INITIALISATION", "video/x-msvideo", "avi"},
+		{"one frame of avi declared vnd.avi", 0.05, "CONFORMITY_INITIALISATION", "video/vnd.avi", "avi"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data, _ := os.ReadFile(lavfi(t, fmt.Sprintf("grey-%gs.mp4", tc.seconds), tc.seconds))
+			data, _ := os.ReadFile(lavfi(t, fmt.Sprintf("grey-%gs.%s", tc.seconds, tc.ext), tc.seconds))
 			r, _ := e.upload("/measures/rppg/video", key, file("video", tc.ctype, data))
 			wantStatus(t, r, http.StatusCreated)
 			m := e.measureOf(r)
@@ -311,6 +321,26 @@ func TestImagesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The face as PNG and BMP, and as WebP made with ffmpeg.
+	face, err := jpeg.Decode(bytes.NewReader(photo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pngData, bmpData bytes.Buffer
+	if err := png.Encode(&pngData, face); err != nil {
+		t.Fatal(err)
+	}
+	if err := bmp.Encode(&bmpData, face); err != nil {
+		t.Fatal(err)
+	}
+	webp := filepath.Join(t.TempDir(), "face.webp")
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-i", "../scripts/synth/clip/photo/face.jpg", "-y", webp).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v: %s", err, out)
+	}
+	webpData, err := os.ReadFile(webp)
+	if err != nil {
+		t.Fatal(err)
+	}
 	small := grey(t, 32, 32)
 	corrupt := padTo(t, append([]byte{0xFF, 0xD8, 0xFF, 0xE0}, bytes.Repeat([]byte("garbage "), 100)...), 5000)
 	// A PNG whose header claims 20000x20000 pixels: refused from the header
@@ -322,6 +352,10 @@ func TestImagesRun(t *testing.T) {
 		code   string // of faceBmi; "" for a value
 	}{
 		{"heic", []part{file("images", "image/heic", heicData)}, ""},
+		{"png", []part{file("images", "image/png", pngData.Bytes())}, ""},
+		{"bmp", []part{file("images", "image/bmp", bmpData.Bytes())}, ""},
+		{"bmp declared x-ms-bmp", []part{file("images", "image/x-ms-bmp", bmpData.Bytes())}, ""},
+		{"webp", []part{file("images", "image/webp", webpData)}, ""},
 		{"a phone photo stored on its side", []part{file("images", "image/jpeg", sideways(t, photo))}, ""},
 		{"heic declared jpeg", []part{file("images", "image/jpeg", heicData)}, "INVALID_IMAGE_TYPE"},
 		{"three images", []part{file("images", "image/jpeg", photo), file("images", "image/jpg", photo), file("images", "image/jpeg", photo)}, ""},
