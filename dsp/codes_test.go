@@ -1,6 +1,7 @@
 package dsp
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -170,6 +171,15 @@ func TestPersonValues(t *testing.T) {
 	if l := young.Variables[BPClass].Value.(Level); l.Level != 1 {
 		t.Errorf("bpClass of a young lean woman %+v, want 1", l)
 	}
+	// age 60 or over (3) + obese, BMI 34.6 (2) + male (1) = 6 -> 3, the
+	// top of 1-3; two levels end at 2.
+	old := Person{AgeYears: 65, Sex: Male, WeightKg: 100, HeightCm: 170}
+	if l := AnalyzePPG(PPG{}, Inputs{Person: old}).Variables[BPClass].Value.(Level); l.Level != 3 || l.Scale != (Scale{1, 3}) {
+		t.Errorf("bpClass %+v, want level 3 of 1-3", l)
+	}
+	if l := AnalyzePPG(PPG{}, Inputs{Person: old, BPClassScale: 2}).Variables[BPClass].Value.(Level); l.Level != 2 || l.Scale != (Scale{1, 2}) {
+		t.Errorf("bpClass scale 2 %+v, want level 2 of 1-2", l)
+	}
 }
 
 func TestCalibratedBP(t *testing.T) {
@@ -193,24 +203,41 @@ func TestCalibratedBP(t *testing.T) {
 	}
 }
 
+// series returns n intervals alternating a-d and a+d seconds (RMSSD 2d) of
+// which the listed ones are not NN.
+func series(n int, a, d float64, bad ...int) []beats.Interval {
+	iv := make([]beats.Interval, n)
+	for i := range iv {
+		iv[i] = beats.Interval{S: a + d*float64(2*(i%2)-1), NN: true}
+	}
+	for _, b := range bad {
+		iv[b].NN = false
+	}
+	return iv
+}
+
+// timed is a 30 s pulse analysis of the intervals iv, with a beat for each
+// after an edge beat: all fit the mean beat well, but the first misfits of
+// them fit it just below MinBeatFit.
+func timed(iv []beats.Interval, misfits int) pulseAnalysis {
+	pa := pulseAnalysis{seconds: 30, iv: iv, nn: beats.Stats(iv)}
+	pa.beats = make([]beats.Beat, len(iv)+1)
+	for i := range pa.beats {
+		pa.beats[i].Fit = 0.95
+		if i > 0 && i <= misfits {
+			pa.beats[i].Fit = MinBeatFit - 0.01
+		}
+	}
+	pa.beats[0] = beats.Beat{Edge: true}
+	return pa
+}
+
 // TestHRVGate checks each BAD_RMSSD rule at its edge and one step past it,
 // on interval series built to measure. physicalAge needs the same clean
 // beats (a mean of beats unlike each other has no shape of the person's),
 // not the variability's limits; beats that pass go on to the mean beat,
 // which these analyses without a wave cannot form (PROCESSOR_FAIL).
 func TestHRVGate(t *testing.T) {
-	// series returns n intervals alternating a-d and a+d seconds (RMSSD 2d)
-	// of which the listed ones are not NN.
-	series := func(n int, a, d float64, bad ...int) []beats.Interval {
-		iv := make([]beats.Interval, n)
-		for i := range iv {
-			iv[i] = beats.Interval{S: a + d*float64(2*(i%2)-1), NN: true}
-		}
-		for _, b := range bad {
-			iv[b].NN = false
-		}
-		return iv
-	}
 	for _, tc := range []struct {
 		name string
 		iv   []beats.Interval
@@ -241,15 +268,7 @@ func TestHRVGate(t *testing.T) {
 		{"RMSSD 249.8 ms after the noise", series(30, 0.9, 0.13), 0, 0.0052, "", ProcessorFail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pa := pulseAnalysis{seconds: 30, iv: tc.iv, nn: beats.Stats(tc.iv)}
-			pa.beats = make([]beats.Beat, len(tc.iv)+1)
-			for i := range pa.beats {
-				pa.beats[i].Fit = 0.95
-				if i > 0 && i <= tc.misfits {
-					pa.beats[i].Fit = MinBeatFit - 0.01
-				}
-			}
-			pa.beats[0] = beats.Beat{Edge: true}
+			pa := timed(tc.iv, tc.misfits)
 			pa.timingNoise, pa.noiseKnown = tc.noiseS2, tc.noiseS2 >= 0
 			if age := physicalAgeVariable(&pa); age.Error != tc.age {
 				t.Errorf("physicalAge %+v, want %q", age, tc.age)
@@ -263,6 +282,57 @@ func TestHRVGate(t *testing.T) {
 				if got := hrv.Value.(Mean).Mean; math.Abs(got-want) > 0.05 {
 					t.Errorf("hrv %v ms, want %.1f ms", got, want)
 				}
+			}
+		})
+	}
+}
+
+// TestStressLevels: strs is 1 to 5 by the stress index's bands, each band's
+// lower edge in the higher level.
+func TestStressLevels(t *testing.T) {
+	// stressed returns 31 intervals of stress index si (35 to 1100): 29 at
+	// the centre of one 50 ms bin (Mo 825 ms, AMo 29/31) and one either
+	// side, as far apart as si needs.
+	stressed := func(si float64) []beats.Interval {
+		const n, mo = 31, 0.825
+		r := 100 * float64(n-2) / n / (2 * mo * si)
+		iv := series(n, mo, 0)
+		iv[0].S, iv[n-1].S = mo-r/2, mo+r/2
+		return iv
+	}
+	for _, tc := range []struct {
+		si    float64 // 0: the intervals' own
+		iv    []beats.Interval
+		level int
+	}{
+		{40, stressed(40), 1},
+		{49.99, stressed(49.99), 1},
+		{50, stressed(50), 2},
+		// 50 comes out exact; the other edges cannot in floating point: a
+		// hair either side.
+		{149.99, stressed(149.99), 2},
+		{150.01, stressed(150.01), 3},
+		{499.99, stressed(499.99), 3},
+		{500.01, stressed(500.01), 4},
+		{899.99, stressed(899.99), 4},
+		{900.01, stressed(900.01), 5},
+		{1100, stressed(1100), 5},
+		// All in one bin, 2 ms apart: about 30,000.
+		{0, series(31, 0.825, 0.001), 5},
+	} {
+		name := fmt.Sprint(tc.si)
+		if tc.si == 0 {
+			name = "one bin"
+		}
+		t.Run(name, func(t *testing.T) {
+			si, _ := beats.StressIndex(tc.iv)
+			if tc.si != 0 && math.Abs(si-tc.si) > 1e-9*tc.si {
+				t.Fatalf("the intervals' stress index is %v, not %v", si, tc.si)
+			}
+			pa := timed(tc.iv, 0)
+			hrv, strs := hrvVariables(&pa)
+			if l, ok := strs.Value.(Level); hrv.Error != "" || !ok || l.Level != tc.level || l.Scale != (Scale{1, 5}) {
+				t.Errorf("stress index %v: hrv %+v strs %+v, want level %d of 1-5", si, hrv, strs, tc.level)
 			}
 		})
 	}
