@@ -31,14 +31,34 @@ const minHalfWidth, minHalfHeight = 160, 120
 // full size through DecodeJPEG. The dimensions are checked against
 // maxPixels before any pixel is decoded. A colour frame is an
 // *image.YCbCr, which face.Tracker reads in place.
+//
+// A stream of frames is better decoded by one FrameDecoder, which does not
+// allocate once it has seen the frames' size.
 func DecodeJPEGFrame(data []byte, maxPixels int64) (image.Image, error) {
+	return new(FrameDecoder).Decode(data, maxPixels)
+}
+
+// FrameDecoder decodes frames as DecodeJPEGFrame does, keeping its tables,
+// its planes and the picture it returns from one frame to the next: frames
+// no larger than the largest before it decode without allocating, where
+// DecodeJPEGFrame allocates some 36 KB for a 320x240 frame. The picture
+// Decode returns is valid until the next Decode, which may overwrite it
+// (one the full-size decode gives is the caller's to keep). A FrameDecoder
+// is for one goroutine at a time; its zero value is ready to use.
+type FrameDecoder struct {
+	d halfDecoder
+}
+
+// Decode decodes one frame, as DecodeJPEGFrame.
+func (fd *FrameDecoder) Decode(data []byte, maxPixels int64) (image.Image, error) {
 	if len(data) == 0 {
 		return nil, ErrEmpty
 	}
 	if f, ok := SniffImage(data[:min(len(data), SniffLen)]); !ok || f != JPEG {
 		return nil, ErrUnsupported
 	}
-	img, err := decodeHalf(data, maxPixels, minHalfWidth, minHalfHeight)
+	img, err := fd.d.decode(data, maxPixels, minHalfWidth, minHalfHeight)
+	fd.d.data = nil // the caller's, not to be kept alive
 	if errors.Is(err, errFullSize) {
 		return DecodeJPEG(data, maxPixels)
 	}
@@ -49,19 +69,27 @@ func DecodeJPEGFrame(data []byte, maxPixels int64) (image.Image, error) {
 // decodes, or too small to halve.
 var errFullSize = errors.New("decode at full size")
 
-// halfDecoder reads one baseline JPEG.
+// halfDecoder reads one baseline JPEG at a time. The fields up to minH
+// are one JPEG's; the others are storage they point into, kept from one
+// JPEG to the next.
 type halfDecoder struct {
 	data    []byte
 	width   int // of the full picture
 	height  int
-	comps   []halfComponent
+	comps   []halfComponent // of compBuf
 	hmax    int
 	vmax    int
-	quant   [4]*[64]int32 // zigzag order
-	dc, ac  [4]*huffman
-	restart int // MCUs between restart markers, 0: none
-	minW    int // smallest halved picture
+	quant   [4]*[64]int32 // zigzag order; of quantBuf
+	dc, ac  [4]*huffman   // of dcBuf, acBuf
+	restart int           // MCUs between restart markers, 0: none
+	minW    int           // smallest halved picture
 	minH    int
+
+	compBuf      [3]halfComponent // their planes are kept
+	quantBuf     [4][64]int32
+	dcBuf, acBuf [4]huffman
+	ycbcr        image.YCbCr // the picture decodeScan returns
+	gray         image.Gray
 }
 
 type halfComponent struct {
@@ -81,8 +109,16 @@ func corruptf(format string, args ...any) error {
 
 // decodeHalf parses the markers up to the first scan and decodes it, when
 // the halved picture is at least minW x minH.
-func decodeHalf(data []byte, maxPixels int64, minW, minH int) (img image.Image, err error) {
-	d := &halfDecoder{data: data, minW: minW, minH: minH}
+func decodeHalf(data []byte, maxPixels int64, minW, minH int) (image.Image, error) {
+	return new(halfDecoder).decode(data, maxPixels, minW, minH)
+}
+
+// decode is decodeHalf with d's storage; what it returns is valid until
+// the next decode.
+func (d *halfDecoder) decode(data []byte, maxPixels int64, minW, minH int) (img image.Image, err error) {
+	d.data, d.width, d.height, d.comps, d.hmax, d.vmax = data, 0, 0, nil, 0, 0
+	d.quant, d.dc, d.ac = [4]*[64]int32{}, [4]*huffman{}, [4]*huffman{}
+	d.restart, d.minW, d.minH = 0, minW, minH
 	if len(data) < 4 || data[0] != 0xFF || data[1] != 0xD8 {
 		return nil, corruptf("no start of image")
 	}
@@ -152,7 +188,7 @@ func (d *halfDecoder) readQuant(seg []byte) error {
 		if len(seg) < 1+size {
 			return corruptf("short quantisation table")
 		}
-		q := new([64]int32)
+		q := &d.quantBuf[id]
 		for k := range q {
 			if precision == 0 {
 				q[k] = int32(seg[1+k])
@@ -190,9 +226,10 @@ func (d *halfDecoder) readFrame(seg []byte, maxPixels int64) error {
 	if (d.width+1)/2 < d.minW || (d.height+1)/2 < d.minH {
 		return errFullSize
 	}
-	d.comps = make([]halfComponent, nf)
+	d.comps = d.compBuf[:nf]
 	for i := range d.comps {
 		c := &d.comps[i]
+		*c = halfComponent{plane: c.plane}
 		c.id, c.h, c.v, c.tq = seg[6+3*i], int(seg[7+3*i]>>4), int(seg[7+3*i]&15), int(seg[8+3*i])
 		if c.h < 1 || c.h > 4 || c.v < 1 || c.v > 4 || c.tq > 3 {
 			return corruptf("component %d: sampling %dx%d, table %d", i, c.h, c.v, c.tq)
@@ -262,7 +299,12 @@ func (d *halfDecoder) decodeScan(pos int) (image.Image, error) {
 		c := &d.comps[i]
 		c.blocksWide = mcusX * c.h
 		c.stride = 4 * c.blocksWide
-		c.plane = make([]byte, c.stride*4*mcusY*c.v)
+		// Every block is decoded, so every byte of the plane written.
+		if n := c.stride * 4 * mcusY * c.v; cap(c.plane) >= n {
+			c.plane = c.plane[:n]
+		} else {
+			c.plane = make([]byte, n)
+		}
 	}
 	b := bitReader{data: d.data, pos: pos}
 	var coef [16]float32
@@ -293,14 +335,24 @@ func (d *halfDecoder) decodeScan(pos int) (image.Image, error) {
 	rect := image.Rect(0, 0, (d.width+1)/2, (d.height+1)/2)
 	y := d.comps[0]
 	if len(d.comps) == 1 {
-		return &image.Gray{Pix: y.plane, Stride: y.stride, Rect: rect}, nil
+		d.gray = image.Gray{Pix: y.plane, Stride: y.stride, Rect: rect}
+		return &d.gray, nil
 	}
-	ratio := map[[2]int]image.YCbCrSubsampleRatio{
-		{1, 1}: image.YCbCrSubsampleRatio444, {2, 1}: image.YCbCrSubsampleRatio422,
-		{2, 2}: image.YCbCrSubsampleRatio420, {1, 2}: image.YCbCrSubsampleRatio440,
-	}[[2]int{y.h / d.comps[1].h, y.v / d.comps[1].v}]
-	return &image.YCbCr{Y: y.plane, Cb: d.comps[1].plane, Cr: d.comps[2].plane,
-		YStride: y.stride, CStride: d.comps[1].stride, SubsampleRatio: ratio, Rect: rect}, nil
+	// readFrame allows these four ratios only.
+	var ratio image.YCbCrSubsampleRatio
+	switch [2]int{y.h / d.comps[1].h, y.v / d.comps[1].v} {
+	case [2]int{1, 1}:
+		ratio = image.YCbCrSubsampleRatio444
+	case [2]int{2, 1}:
+		ratio = image.YCbCrSubsampleRatio422
+	case [2]int{2, 2}:
+		ratio = image.YCbCrSubsampleRatio420
+	case [2]int{1, 2}:
+		ratio = image.YCbCrSubsampleRatio440
+	}
+	d.ycbcr = image.YCbCr{Y: y.plane, Cb: d.comps[1].plane, Cr: d.comps[2].plane,
+		YStride: y.stride, CStride: d.comps[1].stride, SubsampleRatio: ratio, Rect: rect}
+	return &d.ycbcr, nil
 }
 
 // decodeBlock reads one block's coefficients and keeps the dequantised 4x4
@@ -410,7 +462,8 @@ type huffman struct {
 	maxCode [17]int32            // largest code of each length, -1 for none
 	valPtr  [17]int32            // index in symbols of the first code of each length
 	minCode [17]int32
-	symbols []uint8
+	symbols []uint8 // of symBuf
+	symBuf  [256]uint8
 }
 
 const lutBits = 9
@@ -431,7 +484,12 @@ func (d *halfDecoder) readHuffman(seg []byte) error {
 		if total == 0 || total > 256 || len(seg) < 17+total {
 			return corruptf("Huffman table of %d codes", total)
 		}
-		h := &huffman{symbols: seg[17 : 17+total]}
+		h := &d.dcBuf[id]
+		if class == 1 {
+			h = &d.acBuf[id]
+		}
+		*h = huffman{}
+		h.symbols = h.symBuf[:copy(h.symBuf[:], seg[17:17+total])]
 		code, k := int32(0), int32(0)
 		for l := 1; l <= 16; l++ {
 			count := int32(seg[l])

@@ -3,6 +3,7 @@ package media
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -230,21 +232,26 @@ func facelike(t testing.TB, quality int) []byte {
 	return buf.Bytes()
 }
 
+// ffmpegJPEG is ffmpeg's test picture of size (as "320x240") as a JPEG
+// of pixFmt's sampling.
+func ffmpegJPEG(t *testing.T, pixFmt, size string) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "f.jpg")
+	out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size="+size,
+		"-frames:v", "1", "-pix_fmt", pixFmt, "-q:v", "2", "-y", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func TestDecodeHalfMatchesTheFullDecode(t *testing.T) {
-	ffmpegJPEG := func(pixFmt, size string) func(t *testing.T) []byte {
-		return func(t *testing.T) []byte {
-			path := filepath.Join(t.TempDir(), "f.jpg")
-			out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size="+size,
-				"-frames:v", "1", "-pix_fmt", pixFmt, "-q:v", "2", "-y", path).CombinedOutput()
-			if err != nil {
-				t.Fatalf("ffmpeg: %v\n%s", err, out)
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		}
+	ffmpeg := func(pixFmt, size string) func(t *testing.T) []byte {
+		return func(t *testing.T) []byte { return ffmpegJPEG(t, pixFmt, size) }
 	}
 	file := func(name string) func(t *testing.T) []byte {
 		return func(t *testing.T) []byte { return stdTestdata(t, name) }
@@ -255,9 +262,9 @@ func TestDecodeHalfMatchesTheFullDecode(t *testing.T) {
 	}{
 		{"our encoder, 4:2:0, quality 85", func(t *testing.T) []byte { return facelike(t, 85) }},
 		{"our encoder, quality 100", func(t *testing.T) []byte { return facelike(t, 100) }},
-		{"ffmpeg 4:4:4, odd size", ffmpegJPEG("yuvj444p", "321x241")},
-		{"ffmpeg 4:2:2", ffmpegJPEG("yuvj422p", "320x240")},
-		{"ffmpeg 4:2:0", ffmpegJPEG("yuvj420p", "640x480")},
+		{"ffmpeg 4:4:4, odd size", ffmpeg("yuvj444p", "321x241")},
+		{"ffmpeg 4:2:2", ffmpeg("yuvj422p", "320x240")},
+		{"ffmpeg 4:2:0", ffmpeg("yuvj420p", "640x480")},
 		{"Go testdata 4:4:4", file("video-001.q50.444.jpeg")},
 		{"Go testdata 4:2:2", file("video-001.q50.422.jpeg")},
 		{"Go testdata 4:4:0", file("video-001.q50.440.jpeg")},
@@ -318,6 +325,128 @@ func TestDecodeJPEGFrame(t *testing.T) {
 	}
 }
 
+// samePicture fails unless got has want's type, bounds, sampling and
+// pixels.
+func samePicture(t *testing.T, name string, got, want image.Image) {
+	t.Helper()
+	if reflect.TypeOf(got) != reflect.TypeOf(want) || got.Bounds() != want.Bounds() {
+		t.Fatalf("%s: %T %v, want %T %v", name, got, got.Bounds(), want, want.Bounds())
+	}
+	r := want.Bounds()
+	switch w := want.(type) {
+	case *image.YCbCr:
+		g := got.(*image.YCbCr)
+		if g.SubsampleRatio != w.SubsampleRatio {
+			t.Fatalf("%s: sampling %v, want %v", name, g.SubsampleRatio, w.SubsampleRatio)
+		}
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				if g.YCbCrAt(x, y) != w.YCbCrAt(x, y) {
+					t.Fatalf("%s: pixel %d,%d is %v, want %v", name, x, y, g.YCbCrAt(x, y), w.YCbCrAt(x, y))
+				}
+			}
+		}
+	case *image.Gray:
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				if g := got.(*image.Gray).GrayAt(x, y); g != w.GrayAt(x, y) {
+					t.Fatalf("%s: pixel %d,%d is %v, want %v", name, x, y, g, w.GrayAt(x, y))
+				}
+			}
+		}
+	default:
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				if got.At(x, y) != want.At(x, y) {
+					t.Fatalf("%s: pixel %d,%d is %v, want %v", name, x, y, got.At(x, y), want.At(x, y))
+				}
+			}
+		}
+	}
+}
+
+// TestFrameDecoderReuse: one FrameDecoder taken through frames of other
+// sizes and samplings, larger and smaller in turn, grey ones, frames it
+// leaves to the full decode and frames it refuses, gives every frame the
+// pixels (or the error) a decoder of its own gives. So does one
+// halfDecoder without a smallest size, which also halves Go's small test
+// pictures (restart markers, 4:4:0, grey declared 2x2).
+func TestFrameDecoderReuse(t *testing.T) {
+	face := facelike(t, 85)
+	type input struct {
+		name      string
+		data      []byte
+		maxPixels int64
+	}
+	inputs := []input{
+		{"320x240 4:2:0", face, 1 << 20},
+		{"640x480 4:2:0", ffmpegJPEG(t, "yuvj420p", "640x480"), 1 << 20},
+		{"321x241 4:4:4", ffmpegJPEG(t, "yuvj444p", "321x241"), 1 << 20},
+		{"320x240 4:2:2", ffmpegJPEG(t, "yuvj422p", "320x240"), 1 << 20},
+		{"gray declared 2x2", stdTestdata(t, "video-005.gray.q50.2x2.jpeg"), 1 << 20},
+		{"restart markers", stdTestdata(t, "video-001.restart2.jpeg"), 1 << 20},
+		{"truncated in the scan", face[:len(face)*2/3], 1 << 20},
+		{"4:4:0", stdTestdata(t, "video-001.q50.440.jpeg"), 1 << 20},
+		{"progressive: full size", stdTestdata(t, "video-001.progressive.jpeg"), 1 << 20},
+		{"1280x720 4:2:0", ffmpegJPEG(t, "yuvj420p", "1280x720"), 1280 * 720},
+		{"over the pixel limit", face, 320*240 - 1},
+		{"quality 100", facelike(t, 100), 1 << 20},
+		{"too small to halve: full size", encoded(t, JPEG), 1 << 20},
+		{"gray", stdTestdata(t, "video-005.gray.q50.jpeg"), 1 << 20},
+		{"not a JPEG", encoded(t, PNG), 1 << 20},
+		{"640x480 gray", ffmpegJPEG(t, "gray", "640x480"), 1 << 20},
+		{"4:2:0", stdTestdata(t, "video-001.q50.420.jpeg"), 1 << 20},
+	}
+	compare := func(name string, got image.Image, err error, want image.Image, wantErr error) {
+		t.Helper()
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("%s: error %v, want %v", name, err, wantErr)
+		}
+		if err == nil {
+			samePicture(t, name, got, want)
+		}
+	}
+	var d FrameDecoder
+	var h halfDecoder
+	for pass := range 2 {
+		for _, in := range inputs {
+			name := fmt.Sprintf("pass %d, %s", pass+1, in.name)
+			want, wantErr := DecodeJPEGFrame(in.data, in.maxPixels)
+			got, err := d.Decode(in.data, in.maxPixels)
+			compare(name, got, err, want, wantErr)
+			want, wantErr = decodeHalf(in.data, in.maxPixels, 0, 0)
+			got, err = h.decode(in.data, in.maxPixels, 0, 0)
+			compare(name+", any size", got, err, want, wantErr)
+		}
+	}
+}
+
+// TestFrameDecoderAllocs: once it has decoded the largest of them, a
+// FrameDecoder decodes frames of any size and sampling without
+// allocating.
+func TestFrameDecoderAllocs(t *testing.T) {
+	frames := [][]byte{
+		ffmpegJPEG(t, "yuvj420p", "640x480"),
+		facelike(t, 85),
+		ffmpegJPEG(t, "yuvj444p", "321x241"),
+		ffmpegJPEG(t, "gray", "640x480"),
+		ffmpegJPEG(t, "yuvj422p", "320x240"),
+	}
+	var d FrameDecoder
+	for _, f := range frames {
+		if _, err := d.Decode(f, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	i := 0
+	if n := testing.AllocsPerRun(20, func() {
+		d.Decode(frames[i%len(frames)], 1<<20)
+		i++
+	}); n != 0 {
+		t.Errorf("%.1f allocations per frame, want 0", n)
+	}
+}
+
 // FuzzDecodeJPEGFrame: no input makes the reduced decoder panic, and what
 // it decodes stays within the pixel limit.
 func FuzzDecodeJPEGFrame(f *testing.F) {
@@ -343,6 +472,19 @@ func BenchmarkDecodeJPEGFrame(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := DecodeJPEGFrame(frame, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFrameDecoder: the same frame decoded again by one decoder, as a
+// session decodes its frames.
+func BenchmarkFrameDecoder(b *testing.B) {
+	frame := facelike(b, 85)
+	var d FrameDecoder
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := d.Decode(frame, 1<<20); err != nil {
 			b.Fatal(err)
 		}
 	}
