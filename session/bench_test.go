@@ -38,14 +38,16 @@ func reportCPU(b *testing.B, start time.Duration, n int) {
 }
 
 // BenchmarkFramePath is the per-frame cost of a WebSocket session: a
-// 320x240 JPEG of a synthetic face decoded (at 160x120) and added to the
-// capture (face tracking, skin means), as the session's loop does.
+// 320x240 JPEG of a synthetic face decoded (at 160x120, by one
+// FrameDecoder) and added to the capture (face tracking, skin means), as
+// the session's loop does.
 func BenchmarkFramePath(b *testing.B) {
 	f, st := benchCapture(b)
+	var d media.FrameDecoder
 	b.ReportAllocs()
 	start, n := cpuTime(), 0
 	for ; b.Loop(); n++ {
-		img, err := media.DecodeJPEGFrame(f.jpegs[n%len(f.jpegs)], maxFramePixels)
+		img, err := d.Decode(f.jpegs[n%len(f.jpegs)], maxFramePixels)
 		if err != nil {
 			b.Fatal(err)
 		}

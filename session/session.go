@@ -40,6 +40,9 @@ type session struct {
 	frames   chan frame   // bounded: a full queue drops frames
 	commands chan command // from transports and the server
 	done     chan struct{}
+	// decoder is the loop's: it decodes every JPEG frame into the same
+	// planes, which a picture holds until the next frame.
+	decoder media.FrameDecoder
 
 	received, dropped atomic.Int64
 	// receivedUs is the capture time of the latest frame received (the
@@ -200,7 +203,7 @@ func (s *session) analyse(st *loopState, f frame) bool {
 	if f.observed {
 		st.stream.Observe(f.obs, at)
 	} else {
-		img, err := media.DecodeJPEGFrame(f.jpeg, maxFramePixels)
+		img, err := s.decoder.Decode(f.jpeg, maxFramePixels)
 		if err != nil {
 			st.rejected++
 			if !st.reported {
