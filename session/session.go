@@ -62,6 +62,7 @@ type session struct {
 type frame struct {
 	captureUs uint64 // WebSocket: client capture time, microseconds, any origin
 	jpeg      []byte
+	buf       *[]byte // WebSocket: the pooled buffer jpeg is in (release)
 	observed  bool
 	obs       face.Observation
 	at        time.Duration // observed: time since the capture's first frame
@@ -118,6 +119,7 @@ func (s *session) offer(f frame) {
 	default:
 		s.dropped.Add(1)
 		s.counted.FrameDropped()
+		f.release()
 	}
 }
 
@@ -162,7 +164,9 @@ func (s *session) loop() {
 		select {
 		case f := <-s.frames:
 			st.lastWall = s.srv.now()
-			if !st.ended && s.analyse(st, f) && s.chain == Scan && st.covered() >= s.scanEnd(st) {
+			taken := !st.ended && s.analyse(st, f)
+			f.release() // decoded or ignored: its buffer can take another frame
+			if taken && s.chain == Scan && st.covered() >= s.scanEnd(st) {
 				if res, done := s.scanResult(st); done && !s.finish(st, res) {
 					return
 				}

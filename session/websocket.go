@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -143,24 +144,85 @@ func refusal(err error) (websocket.StatusCode, string) {
 	return websocket.StatusInternalError, ""
 }
 
+// messageBuffers holds the buffers Server.read reads messages into, each
+// grown to the largest message it has held (at most the read limit, and
+// kept only as long as the pool keeps it, until a garbage collection or
+// two finds it unused). A frame's buffer goes with the frame to the
+// session, whose loop gives it back (frame.release) once the picture is
+// decoded or ignored, or offer once the frame is dropped; any other
+// message's comes back as soon as it is parsed. So reading frames takes
+// no new memory once the pool holds a buffer for each frame in flight.
+var messageBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 32<<10) // a 640x480 webcam JPEG is some 20 to 60 KB
+	return &b
+}}
+
+// release gives a frame's buffer back to messageBuffers: the frame's
+// picture is not to be read after it.
+func (f *frame) release() {
+	if f.buf != nil {
+		messageBuffers.Put(f.buf)
+		f.buf, f.jpeg = nil, nil
+	}
+}
+
+// readPooled reads the next message of c into a buffer of
+// messageBuffers, as Conn.Read does into a new one, and with the same read
+// limit.
+func readPooled(ctx context.Context, c *websocket.Conn) (websocket.MessageType, *[]byte, error) {
+	typ, r, err := c.Reader(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	buf := messageBuffers.Get().(*[]byte)
+	if err := readAllInto(r, buf); err != nil {
+		messageBuffers.Put(buf)
+		return 0, nil, err
+	}
+	return typ, buf, nil
+}
+
+// readAllInto reads r to its end into *buf, from its start, growing it as
+// io.ReadAll grows its own.
+func readAllInto(r io.Reader, buf *[]byte) error {
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			*buf = b
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
 // read passes the connection's messages to the session until the
 // connection ends or breaks the protocol.
 func (s *Server) read(ctx context.Context, c *websocket.Conn, sess *session, p *wsPeer) {
 	for {
-		typ, data, err := c.Read(ctx)
+		typ, buf, err := readPooled(ctx, c)
 		if err != nil {
 			return
 		}
 		if typ == websocket.MessageBinary {
-			us, picture, err := parseFrame(data)
+			us, picture, err := parseFrame(*buf)
 			if err != nil {
+				messageBuffers.Put(buf)
 				p.close(websocket.StatusProtocolError, "a frame needs a capture time and a picture")
 				return
 			}
-			sess.offer(frame{captureUs: us, jpeg: picture})
+			sess.offer(frame{captureUs: us, jpeg: picture, buf: buf})
 			continue
 		}
-		m, err := parseClientMessage(data)
+		// What parseClientMessage returns is copied out of the buffer.
+		m, err := parseClientMessage(*buf)
+		messageBuffers.Put(buf)
 		if err != nil {
 			p.close(websocket.StatusProtocolError, "malformed message")
 			return
