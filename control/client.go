@@ -26,8 +26,15 @@ func newSecret(prefix string) (secret string, hash []byte) {
 	return secret, hashSecret(secret)
 }
 
+// SecretHash is the only form in which a secret (an API key, a token's
+// value) is stored and looked up: its SHA-256. Whoever keeps a token to
+// compare it later keeps this, so that every comparison follows the store.
+func SecretHash(secret string) [sha256.Size]byte {
+	return sha256.Sum256([]byte(secret))
+}
+
 func hashSecret(secret string) []byte {
-	h := sha256.Sum256([]byte(secret))
+	h := SecretHash(secret)
 	return h[:]
 }
 

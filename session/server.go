@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -228,7 +227,7 @@ func (s *Server) open(ctx context.Context, o opening) (*session, error) {
 		chain:     o.chain,
 		srv:       s,
 		client:    ts.Client,
-		tokenHash: sha256.Sum256([]byte(o.token)),
+		tokenHash: control.SecretHash(o.token),
 		run:       run,
 		opened:    now,
 		deadline:  now.Add(s.cfg.MaxLength),

@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -160,7 +159,7 @@ func (s *Server) deleteWHIP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	hash := sha256.Sum256([]byte(control.Bearer(r.Header)))
+	hash := control.SecretHash(control.Bearer(r.Header))
 	if sess == nil || subtle.ConstantTimeCompare(hash[:], sess.tokenHash[:]) != 1 {
 		control.WriteError(w, r, &control.Error{Code: control.NotFound})
 		return
