@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -381,7 +380,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	case NotFound:
 		body = notFoundBody{"Not Found", status}
 	case RateLimited, Unavailable:
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
+		SetRetryAfter(w.Header(), e.RetryAfter)
 		body = statusBody{status, http.StatusText(status)}
 	case Internal:
 		RequestLogger(r.Context()).Error("internal error", "err", err)

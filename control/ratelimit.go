@@ -3,6 +3,8 @@ package control
 import (
 	"context"
 	"math"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/pulsewire/pulsewire/control/metrics"
@@ -48,8 +50,10 @@ func (s *Service) spendRequest(ctx context.Context, c storage.Client, l requestL
 	return nil
 }
 
-// retryAfterSeconds is the Retry-After header for a wait of d: whole
-// seconds, rounded up, at least 1.
-func retryAfterSeconds(d time.Duration) int {
-	return max(1, int(math.Ceil(d.Seconds())))
+// SetRetryAfter sets the Retry-After header of an answer that asks the
+// client to wait d: whole seconds, rounded up, at least 1, since a client
+// that reads 0 comes back at once. Every answer of the server that says
+// when to retry sets it here, so that they all round alike.
+func SetRetryAfter(h http.Header, d time.Duration) {
+	h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/pulsewire/pulsewire/control"
@@ -87,8 +86,7 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		log.Info("session refused", "cause", errTooManyHandshakes.Error())
 		s.countRefusal(errTooManyHandshakes)
-		w.Header().Set("Retry-After", strconv.Itoa(int(handshakeTimeout/time.Second)))
-		w.WriteHeader(http.StatusServiceUnavailable)
+		unavailable(w, handshakeTimeout)
 		return
 	}
 	defer hs.end()
@@ -121,8 +119,7 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, errBusy), errors.Is(err, errClosing):
 		log.Info("session refused", "cause", err.Error())
 		s.countRefusal(err)
-		w.Header().Set("Retry-After", "5")
-		w.WriteHeader(http.StatusServiceUnavailable)
+		unavailable(w, busyRetry)
 		return
 	case err != nil:
 		log.Error("session handshake", "err", err)
@@ -141,6 +138,18 @@ func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", "/sessions/whip/"+sess.id)
 	w.WriteHeader(http.StatusCreated)
 	io.WriteString(w, answer)
+}
+
+// busyRetry is how long a WHIP client refused by a full or closing server
+// is told to wait: the server cannot know when a place frees, and a few
+// seconds keep a client that retries at once from hammering it.
+const busyRetry = 5 * time.Second
+
+// unavailable answers 503 with Retry-After (rounded as the API rounds it)
+// and WHIP's empty body.
+func unavailable(w http.ResponseWriter, wait time.Duration) {
+	control.SetRetryAfter(w.Header(), wait)
+	w.WriteHeader(http.StatusServiceUnavailable)
 }
 
 // deleteWHIP is DELETE /sessions/whip/{id}: the token that opened the

@@ -577,7 +577,7 @@ func TestWHIPRefusals(t *testing.T) {
 	e.clock.advance(time.Second)
 	rt, _ := e.mint(realtimeOnce())
 	res, body := e.whipPost("?chain=realtime", "application/sdp", newWHIPClient(t).offer(t), rt)
-	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || body != "" {
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") != "5" || body != "" {
 		t.Fatalf("full server: %d %v %q", res.StatusCode, res.Header, body)
 	}
 	for _, v := range []string{scan, rt} {
