@@ -33,23 +33,37 @@ func decodeBody(raw []byte) (object, error) {
 // blanks: a body, or a member of a body decodeBody has checked.
 func decodeObject(raw []byte) (object, bool) {
 	var o object
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&o); err != nil || o == nil {
-		return nil, false
-	}
-	// The end of the input, not !dec.More(): More is false before a stray
-	// closing } or ] too.
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if err := DecodeOne(json.NewDecoder(bytes.NewReader(raw)), &o); err != nil || o == nil {
 		return nil, false
 	}
 	return o, true
+}
+
+// DecodeOne decodes one JSON value from dec into v, and refuses anything
+// after it but blanks, so that a second value or a stray byte after the
+// first is no less an error than a broken first value.
+func DecodeOne(dec *json.Decoder, v any) error {
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if !ended(dec) {
+		return errors.New("more after the JSON value")
+	}
+	return nil
+}
+
+// ended reports whether dec holds nothing more but blanks: the end of the
+// input, not !dec.More(), which is false before a stray closing } or ] too.
+func ended(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return errors.Is(err, io.EOF)
 }
 
 // nested reads raw, the member at path, as an object whose members should
 // all be among known; any other member is reported in p. ok is false when
 // raw is absent or null (nothing to read) or not an object (p says so).
 func nested(raw json.RawMessage, path string, p *problems, known ...string) (object, bool) {
-	if raw == nil || isNull(raw) {
+	if raw == nil || IsNull(raw) {
 		return nil, false
 	}
 	o, ok := decodeObject(raw)
@@ -78,10 +92,12 @@ func (o object) unknown(p *problems, path string, known ...string) {
 // given reports whether member name is present and not null.
 func (o object) given(name string) bool {
 	raw, ok := o[name]
-	return ok && !isNull(raw)
+	return ok && !IsNull(raw)
 }
 
-func isNull(raw json.RawMessage) bool {
+// IsNull reports whether raw, a member's JSON value, is null, which every
+// body and message reads as the member's absence.
+func IsNull(raw json.RawMessage) bool {
 	return string(bytes.TrimSpace(raw)) == "null"
 }
 

@@ -94,7 +94,7 @@ func DecodeSignal(r io.Reader) (SignalBody, error) {
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return b, windowError(syntaxError(win, err))
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if !ended(dec) {
 		return b, invalidf("the body must hold one JSON object and nothing after it")
 	}
 	if arrays == nil {

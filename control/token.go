@@ -60,7 +60,7 @@ func ParseTokenRequest(raw []byte) (storage.NewToken, error) {
 }
 
 func parsePermissions(raw json.RawMessage, p *problems) []storage.Permission {
-	if raw == nil || isNull(raw) {
+	if raw == nil || IsNull(raw) {
 		p.addf("permissions should not be empty")
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -84,7 +83,7 @@ var errMessage = errors.New("malformed message")
 func parseClientMessage(data []byte) (clientMessage, error) {
 	var m clientMessage
 	var o map[string]json.RawMessage
-	if err := decodeOne(json.NewDecoder(bytes.NewReader(data)), &o); err != nil || o == nil {
+	if err := control.DecodeOne(json.NewDecoder(bytes.NewReader(data)), &o); err != nil || o == nil {
 		return m, fmt.Errorf("%w: not one JSON object", errMessage)
 	}
 	if err := json.Unmarshal(o["type"], &m.Type); err != nil || members[m.Type] == nil {
@@ -116,14 +115,14 @@ func parseClientMessage(data []byte) (clientMessage, error) {
 		if m.Chain, ok = parseChain(chain); !ok {
 			return m, fmt.Errorf("%w: unknown chain", errMessage)
 		}
-		if raw, ok := o["measureId"]; ok && !isNull(raw) {
-			if _, given := o["measure"]; given && !isNull(o["measure"]) {
+		if raw, ok := o["measureId"]; ok && !control.IsNull(raw) {
+			if _, given := o["measure"]; given && !control.IsNull(o["measure"]) {
 				return m, fmt.Errorf("%w: measure and measureId are exclusive", errMessage)
 			}
 			if err := str("measureId", &m.MeasureID); err != nil {
 				return m, err
 			}
-		} else if raw, ok := o["measure"]; ok && !isNull(raw) {
+		} else if raw, ok := o["measure"]; ok && !control.IsNull(raw) {
 			m.Measure = raw
 		}
 	case typeResume:
@@ -148,8 +147,6 @@ func commandOf(m clientMessage) (command, bool) {
 	}
 	return command{}, false
 }
-
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 // frameHeaderBytes is the capture time in front of every frame.
 const frameHeaderBytes = 8
@@ -231,17 +228,4 @@ func newVitals(v dsp.Vitals, progress float64, received, dropped, rejected int64
 // share is the part of whole covered, within 0-1.
 func share(covered, whole time.Duration) float64 {
 	return min(1, max(0, float64(covered)/float64(whole)))
-}
-
-// decodeOne decodes one JSON value from dec into v, and refuses anything
-// after it but blanks: the end of the input, not !dec.More(), which is
-// false before a stray closing } or ] too.
-func decodeOne(dec *json.Decoder, v any) error {
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("more after the JSON value")
-	}
-	return nil
 }

@@ -56,16 +56,16 @@ func readWHIP(w http.ResponseWriter, r *http.Request) (whipRequest, error) {
 		}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
-		if err := decodeOne(dec, &b); err != nil {
+		if err := control.DecodeOne(dec, &b); err != nil {
 			return req, errors.Join(errWHIPRequest, errors.New("the body must be one JSON object {offer, measure | measureId}"))
 		}
-		if b.MeasureID != "" && (req.open.measureID != "" || (b.Measure != nil && !isNull(b.Measure))) {
+		if b.MeasureID != "" && (req.open.measureID != "" || (b.Measure != nil && !control.IsNull(b.Measure))) {
 			return req, errors.Join(errWHIPRequest, errors.New("measure and measureId are exclusive"))
 		}
 		req.offer = b.Offer
 		if b.MeasureID != "" {
 			req.open.measureID = b.MeasureID
-		} else if b.Measure != nil && !isNull(b.Measure) {
+		} else if b.Measure != nil && !control.IsNull(b.Measure) {
 			req.open.measure = b.Measure
 		}
 	default:

@@ -766,7 +766,7 @@ func FuzzReadWHIP(f *testing.F) {
 			t.Fatal("an application/sdp offer is not the body")
 		case o.measure != nil && o.measureID != "":
 			t.Fatalf("accepted both measure inputs and measureId %q", o.measureID)
-		case o.measure != nil && (!json.Valid(o.measure) || isNull(o.measure)):
+		case o.measure != nil && (!json.Valid(o.measure) || control.IsNull(o.measure)):
 			t.Fatalf("accepted measure inputs %q", o.measure)
 		case o.token != "":
 			t.Fatal("the request, not its Authorization header, gave a token")
