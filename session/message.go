@@ -115,16 +115,17 @@ func parseClientMessage(data []byte) (clientMessage, error) {
 		if m.Chain, ok = parseChain(chain); !ok {
 			return m, fmt.Errorf("%w: unknown chain", errMessage)
 		}
+		var id string
 		if raw, ok := o["measureId"]; ok && !control.IsNull(raw) {
-			if _, given := o["measure"]; given && !control.IsNull(o["measure"]) {
-				return m, fmt.Errorf("%w: measure and measureId are exclusive", errMessage)
-			}
-			if err := str("measureId", &m.MeasureID); err != nil {
+			if err := str("measureId", &id); err != nil {
 				return m, err
 			}
-		} else if raw, ok := o["measure"]; ok && !control.IsNull(raw) {
-			m.Measure = raw
 		}
+		var open opening
+		if err := open.setMeasure(o["measure"], id); err != nil {
+			return m, fmt.Errorf("%w: %w", errMessage, err)
+		}
+		m.Measure, m.MeasureID = open.measure, open.measureID
 	case typeResume:
 		if err := str("ticket", &m.Ticket); err != nil {
 			return m, err
@@ -134,6 +135,23 @@ func parseClientMessage(data []byte) (clientMessage, error) {
 		m.Calibration, _ = json.Marshal(o)
 	}
 	return m, nil
+}
+
+// setMeasure sets what the session runs from a handshake's measure and
+// measureId, the same rule over WebSocket and WHIP: the inputs of a new
+// measure, or a created measure's id, not both (a null measure and an
+// empty id are none).
+func (o *opening) setMeasure(inputs json.RawMessage, id string) error {
+	given := inputs != nil && !control.IsNull(inputs)
+	switch {
+	case id != "" && (given || o.measureID != ""):
+		return errors.New("measure and measureId are exclusive")
+	case id != "":
+		o.measureID = id
+	case given:
+		o.measure = inputs
+	}
+	return nil
 }
 
 // commandOf is the session command a client message asks for once the

@@ -59,15 +59,10 @@ func readWHIP(w http.ResponseWriter, r *http.Request) (whipRequest, error) {
 		if err := control.DecodeOne(dec, &b); err != nil {
 			return req, errors.Join(errWHIPRequest, errors.New("the body must be one JSON object {offer, measure | measureId}"))
 		}
-		if b.MeasureID != "" && (req.open.measureID != "" || (b.Measure != nil && !control.IsNull(b.Measure))) {
-			return req, errors.Join(errWHIPRequest, errors.New("measure and measureId are exclusive"))
+		if err := req.open.setMeasure(b.Measure, b.MeasureID); err != nil {
+			return req, errors.Join(errWHIPRequest, err)
 		}
 		req.offer = b.Offer
-		if b.MeasureID != "" {
-			req.open.measureID = b.MeasureID
-		} else if b.Measure != nil && !control.IsNull(b.Measure) {
-			req.open.measure = b.Measure
-		}
 	default:
 		return req, errors.Join(errWHIPRequest, errors.New("the offer must be application/sdp or application/json"))
 	}
