@@ -191,20 +191,16 @@ type (
 		MaxFrameBytes int64  `json:"maxFrameBytes"`
 		Resumed       bool   `json:"resumed"`
 	}
+	// vitalsMessage is dsp.Vitals, whose JSON names are this message's,
+	// with what the session adds: a field added to the vitals reaches
+	// the widget without a copy to keep in step.
 	vitalsMessage struct {
-		Type           string         `json:"type"`
-		ElapsedMs      int64          `json:"elapsedMs"`
-		Progress       float64        `json:"progress"`
-		HR             dsp.Variable   `json:"hr"`
-		BR             dsp.Variable   `json:"br"`
-		HRV            dsp.Variable   `json:"hrv"`
-		QualityScore   float64        `json:"qualityScore"`
-		Wave           []float64      `json:"wave"`
-		WaveRateHz     float64        `json:"waveRateHz"`
-		Guidance       []dsp.Guidance `json:"guidance"`
-		FramesReceived int64          `json:"framesReceived"`
-		FramesDropped  int64          `json:"framesDropped"`
-		FramesRejected int64          `json:"framesRejected"`
+		Type string `json:"type"`
+		dsp.Vitals
+		Progress       float64 `json:"progress"`
+		FramesReceived int64   `json:"framesReceived"`
+		FramesDropped  int64   `json:"framesDropped"`
+		FramesRejected int64   `json:"framesRejected"`
 		// ReceivedUs is the capture time of the latest frame received,
 		// in the client's clock (WebSocket frames only; absent over
 		// WebRTC): how far behind its camera the link is.
@@ -235,12 +231,8 @@ const (
 
 // newVitals is the vitals message of v.
 func newVitals(v dsp.Vitals, progress float64, received, dropped, rejected int64) vitalsMessage {
-	return vitalsMessage{
-		Type: "vitals", ElapsedMs: v.ElapsedMs, Progress: progress,
-		HR: v.HR, BR: v.BR, HRV: v.HRV, QualityScore: v.QualityScore,
-		Wave: v.Wave, WaveRateHz: v.WaveRateHz, Guidance: v.Guidance,
-		FramesReceived: received, FramesDropped: dropped, FramesRejected: rejected,
-	}
+	return vitalsMessage{Type: "vitals", Vitals: v, Progress: progress,
+		FramesReceived: received, FramesDropped: dropped, FramesRejected: rejected}
 }
 
 // share is the part of whole covered, within 0-1.

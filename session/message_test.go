@@ -99,6 +99,34 @@ func TestParseFrame(t *testing.T) {
 	}
 }
 
+// TestVitalsMessageKeys: a vitals message holds the members PROTOCOL.md
+// names, no more and no fewer, whichever struct each comes from.
+func TestVitalsMessageKeys(t *testing.T) {
+	m := newVitals(dsp.NewStream(nil, dsp.Inputs{}).Vitals(), 0.5, 3, 2, 1)
+	m.ReceivedUs = 1712345679012345
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for k := range o {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	want := []string{"br", "elapsedMs", "framesDropped", "framesReceived", "framesRejected", "guidance",
+		"hr", "hrv", "progress", "qualityScore", "receivedUs", "type", "wave", "waveRateHz"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("members %q, want %q (%s)", got, want, b)
+	}
+	if string(o["type"]) != `"vitals"` {
+		t.Fatalf("type %s", o["type"])
+	}
+}
+
 // TestProgress: a scan's progress and end count its duration from the
 // face's arrival, and from the first frame when no face comes; realtime's
 // progress is its warm-up.
