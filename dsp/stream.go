@@ -73,15 +73,16 @@ func NewStream(c *face.Cascade, in Inputs) *Stream {
 // capture (capture time, not arrival time: frames may arrive in bursts). A
 // frame not later than the previous one is ignored, as are nil images.
 func (s *Stream) Push(img image.Image, at time.Duration) {
-	if img == nil || s.stale(at) {
+	if img == nil || s.Stale(at) {
 		return
 	}
 	s.Observe(s.tracker.Observe(img), at)
 }
 
-// stale reports whether a frame captured at the given time is not later
-// than the last accepted one: Push skips the tracker for it, Observe drops it.
-func (s *Stream) stale(at time.Duration) bool {
+// Stale reports whether a frame captured at the given time is not later
+// than the last accepted one: Push skips the tracker for it, Observe drops
+// it, and a caller that must decode a frame first can skip that too.
+func (s *Stream) Stale(at time.Duration) bool {
 	return len(s.recs) > 0 && (at-s.start).Seconds() <= s.recs[len(s.recs)-1].t
 }
 
@@ -89,7 +90,7 @@ func (s *Stream) stale(at time.Duration) bool {
 // time, for callers that run a face.Tracker themselves. Push is Observe of
 // the Stream's own tracker.
 func (s *Stream) Observe(o face.Observation, at time.Duration) {
-	if s.stale(at) {
+	if s.Stale(at) {
 		return
 	}
 	if len(s.recs) == 0 {

@@ -132,6 +132,9 @@ func TestVitalsMessageKeys(t *testing.T) {
 // progress is its warm-up.
 func TestProgress(t *testing.T) {
 	const d = 30 * time.Second
+	// The last of frames 30 a second stands for 1.5 intervals more
+	// (covered): a scan's share counts them.
+	const last = 0.05
 	for _, tc := range []struct {
 		name    string
 		chain   Chain
@@ -141,13 +144,13 @@ func TestProgress(t *testing.T) {
 		end     time.Duration // a scan's end
 	}{
 		{"a scan at its start", Scan, 0, 0, 0, d},
-		{"half a scan", Scan, 0, 15 * time.Second, 0.5, d},
+		{"half a scan", Scan, 0, 15 * time.Second, (15 + last) / 30, d},
 		{"a scan past its duration", Scan, 0, 31 * time.Second, 1, d},
 		{"a scan before the face", Scan, -1, 5 * time.Second, 0, d},
 		{"a scan without a face", Scan, -1, 31 * time.Second, 0, d},
-		{"a scan whose face came at 8 s", Scan, 8 * time.Second, 23 * time.Second, 0.5, 38 * time.Second},
-		{"a scan whose face came at 8 s, at 30 s", Scan, 8 * time.Second, 30 * time.Second, 22.0 / 30, 38 * time.Second},
-		{"a scan whose face came at 29 s", Scan, 29 * time.Second, 40 * time.Second, 11.0 / 30, 59 * time.Second},
+		{"a scan whose face came at 8 s", Scan, 8 * time.Second, 23 * time.Second, (15 + last) / 30, 38 * time.Second},
+		{"a scan whose face came at 8 s, at 30 s", Scan, 8 * time.Second, 30 * time.Second, (22 + last) / 30, 38 * time.Second},
+		{"a scan whose face came at 29 s", Scan, 29 * time.Second, 40 * time.Second, (11 + last) / 30, 59 * time.Second},
 		{"realtime", Realtime, 0, 10 * time.Second, 0.5, 0},
 		{"realtime warmed up", Realtime, 0, time.Minute, 1, 0},
 		{"realtime without a face", Realtime, -1, 10 * time.Second, 0.5, 0},
@@ -175,7 +178,7 @@ func TestProgress(t *testing.T) {
 func observe(st *loopState, faceAt, until time.Duration, pulse float64, pulseFrom time.Duration) {
 	at := func(i int) time.Duration { return time.Duration(math.Round(float64(i) * float64(time.Second) / 30)) }
 	i := 0
-	for st.stream.Frames() > 0 && at(i) <= st.last {
+	for st.stream.Stale(at(i)) {
 		i++
 	}
 	for ; at(i) <= until; i++ {
@@ -249,7 +252,7 @@ func TestScanResult(t *testing.T) {
 				}
 				next := s.scanEnd(st)
 				ends = append(ends, int(next/time.Second))
-				if want := (st.last - max(tc.face, 0)).Seconds() / tc.longest.Seconds(); math.Abs(s.progress(st)-want) > 1e-9 {
+				if want := (st.covered() - max(tc.face, 0)).Seconds() / tc.longest.Seconds(); math.Abs(s.progress(st)-want) > 1e-9 {
 					t.Errorf("progress %v at %v, want %v of the longest", s.progress(st), st.last, want)
 				}
 				if len(ends) > 20 {

@@ -134,13 +134,13 @@ func (s *session) do(c command) {
 
 // loopState is what the loop of one session keeps.
 type loopState struct {
+	// stream holds the frames analysed; what it already counts and
+	// orders, the loop does not keep again.
 	stream   *dsp.Stream
 	peer     peer
-	first    bool   // no frame yet
-	firstUs  uint64 // capture clock of the first WebSocket frame
-	last     time.Duration
-	analysed int       // frames analysed
-	lastWall time.Time // arrival of the latest frame (or the opening)
+	firstUs  uint64        // capture clock of the first WebSocket frame
+	last     time.Duration // capture time of the latest frame analysed
+	lastWall time.Time     // arrival of the latest frame (or the opening)
 	rejected int64
 	reported bool // a bad frame has been reported
 	attached int  // peers attached so far
@@ -156,7 +156,7 @@ type loopState struct {
 // loop runs the session until it ends, then unregisters it.
 func (s *session) loop() {
 	defer s.srv.forget(s)
-	st := &loopState{stream: dsp.NewStream(s.srv.cascade, s.run.Inputs()), first: true, lastWall: s.opened}
+	st := &loopState{stream: dsp.NewStream(s.srv.cascade, s.run.Inputs()), lastWall: s.opened}
 	defer s.report(st)
 	tick := time.NewTicker(vitalsEvery)
 	defer tick.Stop()
@@ -193,7 +193,7 @@ func (s *session) loop() {
 func (s *session) analyse(st *loopState, f frame) bool {
 	at := f.at
 	if !f.observed {
-		if st.first {
+		if st.stream.Frames() == 0 {
 			st.firstUs = f.captureUs
 		}
 		if f.captureUs < st.firstUs || f.captureUs-st.firstUs > uint64(s.srv.cfg.MaxLength/time.Microsecond) {
@@ -201,7 +201,7 @@ func (s *session) analyse(st *loopState, f frame) bool {
 		}
 		at = time.Duration(f.captureUs-st.firstUs) * time.Microsecond
 	}
-	if !st.first && at <= st.last {
+	if st.stream.Stale(at) {
 		return false
 	}
 	if f.observed {
@@ -218,8 +218,7 @@ func (s *session) analyse(st *loopState, f frame) bool {
 		}
 		st.stream.Push(img, at)
 	}
-	st.first, st.last = false, at
-	st.analysed++
+	st.last = at
 	return true
 }
 
@@ -230,10 +229,11 @@ func (s *session) analyse(st *loopState, f frame) bool {
 // capture clock that rounds (to the millisecond), so the 900th frame
 // covers 30 s however the client writes its times, and the 899th does not.
 func (st *loopState) covered() time.Duration {
-	if st.analysed < 2 {
+	n := st.stream.Frames()
+	if n < 2 {
 		return st.last
 	}
-	return st.last + 3*st.last/time.Duration(2*(st.analysed-1))
+	return st.last + 3*st.last/time.Duration(2*(n-1))
 }
 
 // handle runs a command. It returns false when the session is over.
@@ -284,7 +284,7 @@ func (s *session) tick(st *loopState) bool {
 			s.closePeer(st, websocket.StatusNormalClosure, "")
 			return false
 		}
-	case s.chain == Scan && !st.first && st.covered() >= s.srv.cfg.ScanDuration &&
+	case s.chain == Scan && st.stream.Frames() > 0 && st.covered() >= s.srv.cfg.ScanDuration &&
 		(now.Sub(st.lastWall) >= scanLinger || !now.Before(s.deadline)):
 		// The scan waited for a face found late or for a faint pulse,
 		// but the frames stopped (a client that counts the duration
