@@ -19,8 +19,8 @@ import (
 
 // webrtcAPI makes the peer connections of WHIP sessions: VP8 video in
 // only, a data channel, host candidates over UDP in the server's ICE scope
-// (ice.go), no mDNS (ENVIRONMENT.md: what headless Chromium and pion need
-// to meet on one machine).
+// (ice.go, which says why no mDNS, STUN or TURN; PROTOCOL.md says what a
+// client may count on).
 type webrtcAPI struct{ api *webrtc.API }
 
 // vitalsLabel names the data channel the client creates for the session's
