@@ -74,7 +74,9 @@ func readWHIP(w http.ResponseWriter, r *http.Request) (whipRequest, error) {
 
 // serveWHIP is POST /sessions/whip: an SDP offer in, a session opened like
 // a WebSocket one, the SDP answer out (201, Location for the DELETE).
-// Every refusal of the handshake is 401 with an empty body.
+// Every refusal has an empty body: 401 for any cause the client must not
+// tell apart (the token, the measure), 503 with Retry-After for a busy or
+// closing server, 400 for a malformed request and 413 for one too large.
 func (s *Server) serveWHIP(w http.ResponseWriter, r *http.Request) {
 	log := control.RequestLogger(r.Context())
 	hs, ok := s.pending.begin(r)
