@@ -143,8 +143,9 @@ func parseClientMessage(data []byte) (clientMessage, error) {
 // empty id are none).
 func (o *opening) setMeasure(inputs json.RawMessage, id string) error {
 	given := inputs != nil && !control.IsNull(inputs)
+	// o may hold an id already: WHIP's may come in its query.
 	switch {
-	case id != "" && (given || o.measureID != ""):
+	case id != "" && o.measureID != "", given && (id != "" || o.measureID != ""):
 		return errors.New("measure and measureId are exclusive")
 	case id != "":
 		o.measureID = id
