@@ -399,12 +399,7 @@ func TestFrameDecoderReuse(t *testing.T) {
 	}
 	compare := func(name string, got image.Image, err error, want image.Image, wantErr error) {
 		t.Helper()
-		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
-			t.Fatalf("%s: error %v, want %v", name, err, wantErr)
-		}
-		if err == nil {
-			samePicture(t, name, got, want)
-		}
+		sameDecode(t, name, got, err, want, wantErr)
 	}
 	var d FrameDecoder
 	var h halfDecoder
@@ -418,6 +413,18 @@ func TestFrameDecoderReuse(t *testing.T) {
 			got, err = h.decode(in.data, in.maxPixels, 0, 0)
 			compare(name+", any size", got, err, want, wantErr)
 		}
+	}
+}
+
+// sameDecode fails t unless a decode gave what another did: the same
+// error, or the same picture.
+func sameDecode(t *testing.T, name string, got image.Image, err error, want image.Image, wantErr error) {
+	t.Helper()
+	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+		t.Fatalf("%s: error %v, want %v", name, err, wantErr)
+	}
+	if err == nil {
+		samePicture(t, name, got, want)
 	}
 }
 
@@ -462,6 +469,27 @@ func FuzzDecodeJPEGFrame(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTooManyPixels) && !errors.Is(err, errFullSize) {
 			t.Fatalf("undocumented error %v", err)
 		}
+	})
+}
+
+// FuzzFrameDecoderReuse: a decoder that serves a whole session decodes
+// every input as a fresh one does, whatever it decoded before (a corrupt
+// frame, a larger or differently sampled one), and the frame after it too.
+func FuzzFrameDecoderReuse(f *testing.F) {
+	f.Add(facelike(f, 50))
+	f.Add(stdTestdata(f, "video-001.restart2.jpeg"))
+	f.Add(stdTestdata(f, "video-005.gray.q50.2x2.jpeg"))
+	f.Add(stdTestdata(f, "video-001.q50.440.jpeg"))
+	next := facelike(f, 85)
+	var d FrameDecoder
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const maxPixels = 1 << 20
+		got, err := d.Decode(data, maxPixels)
+		want, wantErr := new(FrameDecoder).Decode(data, maxPixels)
+		sameDecode(t, "the input", got, err, want, wantErr)
+		got, err = d.Decode(next, maxPixels)
+		want, wantErr = new(FrameDecoder).Decode(next, maxPixels)
+		sameDecode(t, "the frame after it", got, err, want, wantErr)
 	})
 }
 
