@@ -86,10 +86,12 @@ func (s *Server) relay(ctx context.Context, client *websocket.Conn, h *heldElsew
 
 // pipe copies the messages of src to dst until src ends, then closes dst
 // as src was closed: with its status and reason, or "going away" when the
-// connection broke without one.
+// connection broke without one. Each message passes through a pooled
+// buffer, as a local session's frames do, so a relayed session's frames
+// take no new memory each.
 func pipe(ctx context.Context, src, dst *websocket.Conn) {
 	for {
-		typ, data, err := src.Read(ctx)
+		typ, buf, err := readPooled(ctx, src)
 		if err != nil {
 			var ce websocket.CloseError
 			if errors.As(err, &ce) && ce.Code != websocket.StatusNoStatusRcvd && ce.Code != websocket.StatusAbnormalClosure {
@@ -100,8 +102,9 @@ func pipe(ctx context.Context, src, dst *websocket.Conn) {
 			return
 		}
 		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-		err = dst.Write(wctx, typ, data)
+		err = dst.Write(wctx, typ, *buf)
 		cancel()
+		messageBuffers.Put(buf) // Write has sent the message or failed
 		if err != nil {
 			src.Close(websocket.StatusGoingAway, "")
 			return

@@ -75,30 +75,93 @@ func TestReadPooled(t *testing.T) {
 func BenchmarkReadFrame(b *testing.B) {
 	server, client := wsPair(b)
 	server.SetReadLimit(DefaultMaxFrameBytes)
+	b.ReportAllocs()
+	readEach(b, client, server, 20<<10, func(buf *[]byte) {
+		f := frame{jpeg: (*buf)[frameHeaderBytes:], buf: buf}
+		f.release()
+	})
+}
+
+// readEach has from write one binary message of n bytes for every
+// iteration of b and reads each from read into a pooled buffer, which
+// it hands to done.
+func readEach(b *testing.B, write, read *websocket.Conn, n int, done func(*[]byte)) {
 	ctx := context.Background()
-	msg := make([]byte, 20<<10)
+	msg := make([]byte, n)
 	next, errc := make(chan struct{}), make(chan error, 1)
 	go func() {
 		for range next {
-			if err := client.Write(ctx, websocket.MessageBinary, msg); err != nil {
+			if err := write.Write(ctx, websocket.MessageBinary, msg); err != nil {
 				errc <- err
 				return
 			}
 		}
 		errc <- nil
 	}()
-	b.ReportAllocs()
 	for b.Loop() {
 		next <- struct{}{}
-		_, buf, err := readPooled(ctx, server)
+		_, buf, err := readPooled(ctx, read)
 		if err != nil {
 			b.Fatal(err)
 		}
-		f := frame{jpeg: (*buf)[frameHeaderBytes:], buf: buf}
-		f.release()
+		done(buf)
 	}
 	close(next)
 	if err := <-errc; err != nil {
 		b.Fatal(err)
 	}
+}
+
+// TestPipe: a relay passes every message whole and in order, whatever the
+// size of the one its pooled buffer held before, then closes the far end
+// with the status and reason the near end was closed with.
+func TestPipe(t *testing.T) {
+	in, sender := wsPair(t)
+	receiver, out := wsPair(t)
+	in.SetReadLimit(DefaultMaxFrameBytes)
+	receiver.SetReadLimit(DefaultMaxFrameBytes)
+	ctx := context.Background()
+	sizes := []int{40 << 10, 3, 100 << 10, 0, 20 << 10, 1}
+	typeOf := func(i int) websocket.MessageType {
+		if i%2 == 1 {
+			return websocket.MessageText
+		}
+		return websocket.MessageBinary
+	}
+	go func() {
+		for i, n := range sizes {
+			sender.Write(ctx, typeOf(i), bytes.Repeat([]byte{byte('a' + i)}, n))
+		}
+		sender.Close(4001, "done here")
+	}()
+	go pipe(ctx, in, out)
+	for i, n := range sizes {
+		typ, got, err := receiver.Read(ctx)
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		want := bytes.Repeat([]byte{byte('a' + i)}, n)
+		if typ != typeOf(i) || !bytes.Equal(got, want) {
+			t.Fatalf("message %d: %d bytes of type %v, want %d of type %v", i, len(got), typ, n, typeOf(i))
+		}
+	}
+	_, _, err := receiver.Read(ctx)
+	if websocket.CloseStatus(err) != 4001 || !strings.Contains(err.Error(), "done here") {
+		t.Fatalf("after the last message: %v, want the close 4001 done here", err)
+	}
+}
+
+// BenchmarkPipe is relaying one 40 KB frame from one WebSocket to another,
+// as an instance does for a session another instance holds; the writes and
+// reads at both ends count too.
+func BenchmarkPipe(b *testing.B) {
+	in, sender := wsPair(b)
+	receiver, out := wsPair(b)
+	in.SetReadLimit(DefaultMaxFrameBytes)
+	receiver.SetReadLimit(DefaultMaxFrameBytes)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go pipe(ctx, in, out)
+	b.ReportAllocs()
+	readEach(b, sender, receiver, 40<<10, func(buf *[]byte) { messageBuffers.Put(buf) })
 }
