@@ -2,7 +2,10 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/pulsewire/pulsewire/dsp"
 )
 
 func TestStats(t *testing.T) {
@@ -72,5 +75,23 @@ func TestQRSClean(t *testing.T) {
 	}
 	if _, rmssd := rrReference(peaks, nil, 0, 20); rmssd < 10 {
 		t.Errorf("rmssd %.1f ms with the moved beat kept, want it to show", rmssd)
+	}
+}
+
+// TestTableNothingAnswered: a table whose every measure was refused says
+// "-" for the errors it cannot have, not NaN, and counts the refusals.
+func TestTableNothingAnswered(t *testing.T) {
+	tb := newTable("refused", dsp.HR)
+	for range 2 {
+		tb.units++
+		tb.add(dsp.Result{Variables: map[string]dsp.Variable{dsp.HR: {Error: dsp.ConformityMissingSignal}}}, dsp.HR, 70)
+	}
+	var b strings.Builder
+	tb.print(&b)
+	if want := "| hr | 0% | 0/2 | - | - | - | CONFORMITY_MISSING_SIGNAL 2 |"; !strings.Contains(b.String(), want) {
+		t.Errorf("the table lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "NaN") {
+		t.Errorf("the table prints NaN:\n%s", b.String())
 	}
 }

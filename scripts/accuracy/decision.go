@@ -179,7 +179,11 @@ func semiSynthetic(w io.Writer, fingers []fingertip, clips []skinClip, sig [3]fl
 					off10++
 				}
 			}
-			fmt.Fprintf(w, "| %.0f s | %.1f%% | %d | %s | %.2f | %s | %s | %s | %s |\n", L, 100*amp, n, pct(answered, n), sum/float64(max(answered, 1)), pct(in5, answered), pct(off10, answered), pct(tracked, n), pct(plain, n))
+			mae := math.NaN()
+			if answered > 0 {
+				mae = sum / float64(answered)
+			}
+			fmt.Fprintf(w, "| %.0f s | %.1f%% | %d | %s | %s | %s | %s | %s | %s |\n", L, 100*amp, n, pct(answered, n), cell(mae, 2), pct(in5, answered), pct(off10, answered), pct(tracked, n), pct(plain, n))
 		}
 	}
 	return outs

@@ -44,13 +44,7 @@ func scoreAnswered(outs []outcome, answered func(outcome) bool) answeredErrors {
 // row prints e as the cells of a markdown row after label; errors of
 // nothing answered are "-".
 func (e answeredErrors) row(w io.Writer, label string) {
-	bpm := func(x float64) string {
-		if math.IsNaN(x) {
-			return "-"
-		}
-		return fmt.Sprintf("%.2f", x)
-	}
-	fmt.Fprintf(w, "| %s | %d/%d (%s) | %s | %s | %s | %s |\n", label, e.n, e.of, pct(e.n, e.of), bpm(e.mae), bpm(e.rmse), pct(e.in5, e.n), pct(e.off10, e.n))
+	fmt.Fprintf(w, "| %s | %d/%d (%s) | %s | %s | %s | %s |\n", label, e.n, e.of, pct(e.n, e.of), cell(e.mae, 2), cell(e.rmse, 2), pct(e.in5, e.n), pct(e.off10, e.n))
 }
 
 // summary gathers what the service answered on every data set of a run,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pulsewire/pulsewire/dsp"
@@ -84,12 +85,22 @@ func (t *table) print(w io.Writer) {
 			refused += k
 		}
 		answered := 100 * float64(t.units-refused) / float64(max(t.units, 1))
-		fmt.Fprintf(w, "| %s | %.0f%% | %d/%d | %.2f | %.2f | %.3f | %s |\n", name, answered, len(ps), t.units, mae, rmse, r, errs)
+		fmt.Fprintf(w, "| %s | %.0f%% | %d/%d | %s | %s | %s | %s |\n", name, answered, len(ps), t.units, cell(mae, 2), cell(rmse, 2), cell(r, 3), errs)
 	}
 	t.printWorst(w)
 	if len(t.outcomes) > 0 {
 		printCurve(w, "hr", t.outcomes)
 	}
+}
+
+// cell is x with prec decimals for a table's cell, or "-" when there is
+// nothing to say (NaN: an error of no answers, a correlation of fewer
+// than two).
+func cell(x float64, prec int) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64)
 }
 
 // worstShown is how many of the largest errors are listed per variable.
