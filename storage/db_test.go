@@ -323,3 +323,81 @@ func TestRebind(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeKeepsTagCounts: a database of the schema before the member
+// rows counted their sets' measures, with tagged measures in it, is
+// upgraded in place when a newer server opens it: the counts are filled
+// from the sets, filtered lists count the measures made before the
+// upgrade, and the counts follow the measures made and deleted after it.
+// The older database is made by taking the later migrations back out of
+// a current one.
+func TestUpgradeKeepsTagCounts(t *testing.T) {
+	engines(t, func(t *testing.T, e *testEngine) {
+		ctx := context.Background()
+		db := e.openNamed(t, "upgrade", Options{})
+		acme := newTestClient(t, db, "acme")
+		var ids []string
+		for _, tags := range [][]string{{"a"}, {"a"}, {"a", "b"}, {"b"}, nil, {"a"}} {
+			m, err := db.CreateMeasure(ctx, acme, NewMeasure{Tags: tags})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, m.ID)
+		}
+		if err := db.DeleteMeasure(ctx, acme, ids[5]); err != nil {
+			t.Fatal(err)
+		}
+		back := []string{
+			`DROP TRIGGER tag_set_members_count`,
+			`ALTER TABLE tag_set_members DROP COLUMN measures`,
+		}
+		if e.name == "postgres" {
+			back = []string{
+				`DROP TRIGGER tag_set_members_count ON tag_sets`,
+				`DROP FUNCTION tag_set_members_count()`,
+				`ALTER TABLE tag_set_members DROP CONSTRAINT tag_set_members_pkey, DROP COLUMN measures, ADD PRIMARY KEY (client, tag, tag_set)`,
+			}
+		}
+		back = append(back, `DROP TABLE request_windows`,
+			`DELETE FROM schema_migrations WHERE name IN ('0007_member_counts.sql', '0008_request_windows.sql')`)
+		for _, q := range back {
+			if _, err := db.writer().Exec(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		db = e.openNamed(t, "upgrade", Options{})
+		total := func(f *TagFilter) int {
+			t.Helper()
+			page, err := db.Measures(ctx, acme, MeasureQuery{Tags: f, Take: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return page.Total
+		}
+		has := func(tags ...string) *TagFilter { return &TagFilter{Operator: TagsContain, Values: tags} }
+		for _, c := range []struct {
+			f    *TagFilter
+			want int
+		}{{has("a"), 3}, {has("b"), 2}, {has("a", "b"), 1}, {nil, 5}} {
+			if got := total(c.f); got != c.want {
+				t.Errorf("after the upgrade, %s counts %d measures, want %d", describe(c.f), got, c.want)
+			}
+		}
+		if _, err := db.CreateMeasure(ctx, acme, NewMeasure{Tags: []string{"a"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.DeleteMeasure(ctx, acme, ids[3]); err != nil {
+			t.Fatal(err)
+		}
+		if a, b := total(has("a")), total(has("b")); a != 4 || b != 1 {
+			t.Errorf("after a measure made and one deleted, a counts %d and b %d, want 4 and 1", a, b)
+		}
+		if n := count(t, db, `SELECT count(*) FROM request_windows`); n != 0 {
+			t.Errorf("request_windows holds %d rows", n)
+		}
+	})
+}
