@@ -353,12 +353,21 @@ func TestKillLosesNoAnsweredWrite(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Kill once enough writes were answered to make losing one likely,
+	// however long a busy machine takes to answer them.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(answered)
+		mu.Unlock()
+		if n >= 500 {
+			break
+		}
+	}
 	srv.stop(t, syscall.SIGKILL) // while the writers are still writing
 	time.Sleep(100 * time.Millisecond)
 	cancel()
 	wg.Wait()
-	if len(answered) < 50 {
+	if len(answered) < 500 {
 		t.Fatalf("only %d writes answered before the kill", len(answered))
 	}
 
