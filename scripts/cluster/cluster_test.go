@@ -269,7 +269,16 @@ func TestCluster(t *testing.T) {
 				}
 			})
 		}
-		time.Sleep(1500 * time.Millisecond)
+		// Kill after 1.5 s of the burst and 50 answered writes, however long
+		// a busy machine takes to answer them.
+		for start := time.Now(); time.Since(start) < 30*time.Second; time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			n := len(answered)
+			mu.Unlock()
+			if n >= 50 && time.Since(start) >= 1500*time.Millisecond {
+				break
+			}
+		}
 		c.kill(victim)
 		time.Sleep(2 * time.Second) // the proxy takes the dead instance out
 		close(stop)
