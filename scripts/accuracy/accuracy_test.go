@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pulsewire/pulsewire/dsp"
@@ -93,5 +95,26 @@ func TestTableNothingAnswered(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "NaN") {
 		t.Errorf("the table prints NaN:\n%s", b.String())
+	}
+}
+
+// TestProgress: workers finishing at once each get a line of their own,
+// numbered 1 to n whatever their order.
+func TestProgress(t *testing.T) {
+	var b strings.Builder
+	done := progress(&b, "analysed", 20)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() { done(fmt.Sprintf("clip%02d", i)) })
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 20 {
+		t.Fatalf("%d lines, want 20:\n%s", len(lines), b.String())
+	}
+	for k, line := range lines {
+		if prefix := fmt.Sprintf("accuracy: analysed [%d/20] clip", k+1); !strings.HasPrefix(line, prefix) {
+			t.Errorf("line %d: %q, want it to start %q", k+1, line, prefix)
+		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/pulsewire/pulsewire/dsp"
 	"github.com/pulsewire/pulsewire/dsp/face"
@@ -145,8 +144,7 @@ func ownRecordings(dir string, verbose bool) (*table, *conditionTable, error) {
 		return nil, nil, err
 	}
 	clips := make([]analysedClip, len(recs))
-	var mu sync.Mutex // orders the progress lines
-	done := 0
+	analysed := progress(os.Stderr, "analysed", len(recs))
 	if err := parallel(len(recs), func(i int) error {
 		var err error
 		path := filepath.Join(dir, recs[i].file)
@@ -156,10 +154,7 @@ func ownRecordings(dir string, verbose bool) (*table, *conditionTable, error) {
 			clips[i], err = analyseVideo(context.Background(), cascade, path, true)
 		}
 		clips[i].truth = clip.Truth{File: recs[i].file, HeartRate: recs[i].hr}
-		mu.Lock()
-		defer mu.Unlock()
-		done++
-		fmt.Fprintf(os.Stderr, "accuracy: [%d/%d] %s\n", done, len(recs), recs[i].file)
+		analysed(recs[i].file)
 		return err
 	}); err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -86,7 +87,8 @@ func encodedClips(dir string, presets []clip.Preset, baseline bool) ([]analysedC
 	if len(missing) > 0 {
 		start := time.Now()
 		fmt.Fprintf(os.Stderr, "accuracy: generating %d synthetic clips into %s\n", len(missing), dir)
-		if _, err := clip.Generate(ctx, dir, missing, runtime.NumCPU(), nil); err != nil {
+		generated := progress(os.Stderr, "generated", len(missing))
+		if _, err := clip.Generate(ctx, dir, missing, runtime.NumCPU(), func(t clip.Truth) { generated(t.File) }); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(os.Stderr, "accuracy: generated in %s\n", time.Since(start).Round(time.Second))
@@ -96,6 +98,7 @@ func encodedClips(dir string, presets []clip.Preset, baseline bool) ([]analysedC
 		return nil, err
 	}
 	clips := make([]analysedClip, len(presets))
+	analysed := progress(os.Stderr, "analysed", len(presets))
 	err = parallel(len(presets), func(i int) error {
 		path := filepath.Join(dir, presets[i].File())
 		truth, err := clip.ReadTruth(clip.TruthPath(path))
@@ -104,6 +107,7 @@ func encodedClips(dir string, presets []clip.Preset, baseline bool) ([]analysedC
 		}
 		clips[i], err = analyseVideo(ctx, cascade, path, baseline)
 		clips[i].truth = truth
+		analysed(presets[i].File())
 		return err
 	})
 	return clips, err
@@ -129,6 +133,20 @@ func analyseVideo(ctx context.Context, cascade *face.Cascade, path string, basel
 		c.plainPOS = plain.bpm()
 	}
 	return c, nil
+}
+
+// progress returns a function that says on w (stderr: the tables go to
+// stdout) that one more of n items is done: "accuracy: what [k/n] name".
+// Workers may call it at once.
+func progress(w io.Writer, what string, n int) func(name string) {
+	var mu sync.Mutex
+	done := 0
+	return func(name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		fmt.Fprintf(w, "accuracy: %s [%d/%d] %s\n", what, done, n, name)
+	}
 }
 
 // parallel calls work(0) to work(n-1), one call per CPU at once, and
@@ -165,6 +183,7 @@ func syntheticRaw(verbose bool) (*table, error) {
 	}
 	results := make([]dsp.Result, len(presets))
 	truths := make([]clip.Truth, len(presets))
+	analysed := progress(os.Stderr, "analysed without encoding", len(presets))
 	if err := parallel(len(presets), func(i int) error {
 		c, err := clip.New(presets[i].Config)
 		if err != nil {
@@ -172,6 +191,7 @@ func syntheticRaw(verbose bool) (*table, error) {
 		}
 		truths[i] = c.Truth()
 		results[i] = dsp.AnalyzeFrames(cascade, c.Frames(), dsp.Inputs{Variables: []string{dsp.HR, dsp.BR, dsp.HRV}})
+		analysed(presets[i].Name)
 		return nil
 	}); err != nil {
 		return nil, err
