@@ -150,8 +150,9 @@ func refusal(err error) (websocket.StatusCode, string) {
 // two finds it unused). A frame's buffer goes with the frame to the
 // session, whose loop gives it back (frame.release) once the picture is
 // decoded or ignored, or offer once the frame is dropped; any other
-// message's comes back as soon as it is parsed. So reading frames takes
-// no new memory once the pool holds a buffer for each frame in flight.
+// message's comes back as soon as it is parsed, and a relayed message's
+// (pipe) once it is written on. So reading frames takes no new memory once
+// the pool holds a buffer for each frame in flight.
 var messageBuffers = sync.Pool{New: func() any {
 	b := make([]byte, 0, 32<<10) // a 640x480 webcam JPEG is some 20 to 60 KB
 	return &b
