@@ -51,3 +51,23 @@ func TestSignatureVerifies(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyOwnTolerance: a receiver that asks for a tighter tolerance than
+// the default gets it, at its edge and past it; the default would let a
+// delivery replayed minutes later through.
+func TestVerifyOwnTolerance(t *testing.T) {
+	at := time.Unix(1780000000, 0)
+	body := []byte(`{"id":"e1","type":"measure.ended"}`)
+	sig := Signature("whsec_a", at, body)
+	tolerance := 30 * time.Second
+	for _, now := range []time.Time{at.Add(tolerance), at.Add(-tolerance)} {
+		if err := Verify("whsec_a", sig, body, now, tolerance); err != nil {
+			t.Errorf("%v from the signed time: %v", now.Sub(at), err)
+		}
+	}
+	for _, now := range []time.Time{at.Add(tolerance + time.Second), at.Add(-tolerance - time.Second), at.Add(Tolerance)} {
+		if err := Verify("whsec_a", sig, body, now, tolerance); !errors.Is(err, ErrTooOld) {
+			t.Errorf("%v from the signed time, with a tolerance of %v: %v, want %v", now.Sub(at), tolerance, err, ErrTooOld)
+		}
+	}
+}
