@@ -54,3 +54,27 @@ func TestTokenRateLimit(t *testing.T) {
 	e.clock.advance(30 * time.Second)
 	wantStatus(t, e.do("POST", "/access-tokens", key, body), http.StatusCreated)
 }
+
+// TestRetryAfterRoundsUp: Retry-After is whole seconds, rounded up, so a
+// client that waits as told is not refused again, and never 0, which a
+// client reads as "now".
+func TestRetryAfterRoundsUp(t *testing.T) {
+	for _, tc := range []struct {
+		wait time.Duration
+		want string
+	}{
+		{0, "1"},
+		{time.Millisecond, "1"},
+		{999 * time.Millisecond, "1"},
+		{time.Second, "1"},
+		{time.Second + time.Millisecond, "2"},
+		{29500 * time.Millisecond, "30"},
+		{time.Minute, "60"},
+	} {
+		h := http.Header{}
+		SetRetryAfter(h, tc.wait)
+		if got := h.Get("Retry-After"); got != tc.want {
+			t.Errorf("wait %v: Retry-After %q, want %q", tc.wait, got, tc.want)
+		}
+	}
+}
