@@ -111,3 +111,47 @@ func TestSpendWindowAnySpan(t *testing.T) {
 		}
 	})
 }
+
+// TestSpendBucket: a bucket of N per span admits N at once, then one every
+// span/N, says how long until the next is earned, and holds at most N however
+// long its client was idle: an hour without requests buys no burst larger
+// than the limit.
+func TestSpendBucket(t *testing.T) {
+	engines(t, func(t *testing.T, e *testEngine) {
+		ctx := context.Background()
+		clock := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		db := e.open(t, Options{Now: clock.now})
+		acme, other := newTestClient(t, db, "acme"), newTestClient(t, db, "other")
+		rate := Rate{N: 3, Per: time.Minute} // one earned back every 20 s
+		spend := func(what string, c Client, name string, wantOK bool, wantWait time.Duration) {
+			t.Helper()
+			ok, wait, err := db.SpendBucket(ctx, c, name, rate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != wantOK || wait != wantWait {
+				t.Fatalf("%s: admitted %v, wait %v; want %v, %v", what, ok, wait, wantOK, wantWait)
+			}
+		}
+		for range rate.N {
+			spend("a request of the first burst", acme, "general", true, 0)
+		}
+		spend("one more at once", acme, "general", false, 20*time.Second)
+		spend("another limit", acme, "mint", true, 0)
+		spend("another client", other, "general", true, 0)
+		clock.advance(20 * time.Second)
+		spend("one earned back", acme, "general", true, 0)
+		spend("the next at once", acme, "general", false, 20*time.Second)
+		clock.advance(10 * time.Second)
+		spend("half earned", acme, "general", false, 10*time.Second)
+		// Idle for an hour, the bucket is full again, and no fuller.
+		clock.advance(time.Hour)
+		for range rate.N {
+			spend("a request after an idle hour", acme, "general", true, 0)
+		}
+		spend("one past the limit after an idle hour", acme, "general", false, 20*time.Second)
+		// A clock behind the one that spent last counts from that time.
+		clock.advance(-10 * time.Second)
+		spend("an instance whose clock is behind", acme, "general", false, 20*time.Second)
+	})
+}
