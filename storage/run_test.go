@@ -435,6 +435,15 @@ func TestCalibrate(t *testing.T) {
 		if _, err := db.LatestCalibration(ctx, acme, "p-1", KindCPPG); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("cppg calibration from an rppg measure: %v", err)
 		}
+		// Another client's p-1 is another person: acme's references
+		// neither calibrate its measures nor show in its answers.
+		run(other, person, KindRPPG)
+		if _, err := db.LatestCalibration(ctx, other, "p-1", KindRPPG); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("another client's calibration of its p-1: %v", err)
+		}
+		if u, err := db.ExternalUser(ctx, other, "p-1"); err != nil || u.RPPGCalibrated || u.CPPGCalibrated {
+			t.Fatalf("another client's p-1: %+v %v", u, err)
+		}
 		// The calibration outlives the measure it came from.
 		if err := db.DeleteMeasure(ctx, acme, second); err != nil {
 			t.Fatal(err)
