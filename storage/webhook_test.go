@@ -127,6 +127,14 @@ func TestWebhookOutbox(t *testing.T) {
 		if ds, _ := db.WebhookDeliveries(ctx, other, elsewhere.ID); len(ds) != 0 {
 			t.Fatalf("another client's endpoint got %+v", ds)
 		}
+		// Another client cannot redeliver acme's delivery, through acme's
+		// endpoint or its own: it is not there for it.
+		delivery := logOf(ended.ID)[0]
+		for _, endpoint := range []string{ended.ID, elsewhere.ID} {
+			if d, err := db.RedeliverWebhook(ctx, other, endpoint, delivery.ID); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("another client redelivered acme's delivery through endpoint %s: %+v %v", endpoint, d, err)
+			}
+		}
 	})
 }
 
