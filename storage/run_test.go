@@ -42,6 +42,20 @@ func TestStartMeasure(t *testing.T) {
 		if got.Status != StatusStarted || got.Kind != "" || got.StartedAt.IsZero() || !got.EndedAt.IsZero() {
 			t.Fatalf("started measure %+v", got)
 		}
+		// Another client can neither end nor reset the run, and is charged
+		// nothing for trying.
+		if _, err := db.EndMeasure(ctx, other, m.ID, end(true)); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("another client ended it: %v", err)
+		}
+		if err := db.ResetMeasure(ctx, other, m.ID); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("another client reset it: %v", err)
+		}
+		if got, err := db.Measure(ctx, acme, m.ID); err != nil || got.Status != StatusStarted {
+			t.Fatalf("after another client's end and reset: %+v %v", got, err)
+		}
+		if used, err := db.CreditsUsed(ctx, other, time.Now()); err != nil || used != 0 {
+			t.Fatalf("another client charged %d credits (%v) for acme's run", used, err)
+		}
 
 		// A failed run puts it back; it can then run again.
 		if err := db.ResetMeasure(ctx, acme, m.ID); err != nil {
