@@ -648,3 +648,42 @@ func TestPrivateAddressInsideIPv6(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateAddressRanges: the special-purpose ranges refused beside those
+// net/netip names, each inside and just outside its edges, so that a range
+// dropped or cut short shows. "This network" (0.0.0.0/8) matters most: on
+// Linux a connection to it reaches the host itself.
+func TestPrivateAddressRanges(t *testing.T) {
+	for addr, private := range map[string]bool{
+		"0.1.2.3":          true, // this network
+		"0.255.255.255":    true,
+		"1.0.0.1":          false,
+		"100.64.0.0":       true, // carrier-grade NAT
+		"100.127.255.255":  true,
+		"100.63.255.255":   false,
+		"100.128.0.0":      false,
+		"192.0.0.1":        true, // IETF protocol assignments
+		"192.0.2.1":        true, // documentation
+		"192.0.3.1":        false,
+		"198.18.0.1":       true, // benchmarking
+		"198.19.255.255":   true,
+		"198.17.255.255":   false,
+		"198.20.0.0":       false,
+		"198.51.100.7":     true, // documentation
+		"203.0.113.200":    true, // documentation
+		"240.0.0.1":        true, // reserved
+		"255.255.255.254":  true,
+		"239.255.255.255":  true, // multicast
+		"100::1":           true, // discard-only
+		"100:0:0:1::1":     false,
+		"2001:db8:ffff::1": true, // documentation
+		"2001:db9::1":      false,
+		"fec0::1":          true, // site-local
+		"feff::1":          true,
+		"ff00::1":          true, // multicast
+	} {
+		if got := privateAddress(netip.MustParseAddr(addr)); got != private {
+			t.Errorf("%s: private %v, want %v", addr, got, private)
+		}
+	}
+}
