@@ -46,6 +46,10 @@ func TestTickets(t *testing.T) {
 			s, _ := newTickets("production", clock).issue("session-1", 3, now.Add(time.Minute))
 			return s
 		}(), 0, ""},
+		// Signed with this server's key: only the audience tells the
+		// environments apart, should they ever share a key.
+		{"another environment's, with our key", sign(tk.key, jwt.SigningMethodHS256, claims(func(c *jwt.RegisteredClaims) { c.Audience = jwt.ClaimStrings{"production"} })), 0, ""},
+		{"no environment", sign(tk.key, jwt.SigningMethodHS256, claims(func(c *jwt.RegisteredClaims) { c.Audience = nil })), 0, ""},
 		{"another server's key", sign([]byte("another key of 32 bytes, really!"), jwt.SigningMethodHS256, claims(func(*jwt.RegisteredClaims) {})), 0, ""},
 		{"alg none", none, 0, ""},
 		{"HS512 with our key: only HS256 is ours", sign(tk.key, jwt.SigningMethodHS512, claims(func(*jwt.RegisteredClaims) {})), 0, ""},
