@@ -149,3 +149,50 @@ func TestNoOutsideReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPageHeaders: the demo page and the reference page, which a browser
+// shows as pages of the server, keep to it: no other site frames them (the
+// demo page opens the camera), their address is sent to no one they link
+// to, and the demo page lets only itself use the camera and no page the
+// microphone.
+func TestPageHeaders(t *testing.T) {
+	directives := func(csp string) map[string]bool {
+		set := map[string]bool{}
+		for d := range strings.SplitSeq(csp, ";") {
+			set[strings.Join(strings.Fields(d), " ")] = true
+		}
+		return set
+	}
+	for _, tc := range []struct {
+		name, target string
+		h            http.Handler
+		permissions  string
+	}{
+		{"demo page", "/", Demo(), "camera=(self), microphone=()"},
+		{"demo script", "/demo/demo.js", Demo(), "camera=(self), microphone=()"},
+		{"reference page", ReferencePath, Reference(), ""},
+		{"reference script", "/docs/reference.js", Reference(), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := get(t, tc.h, "GET", tc.target)
+			if w.Code != 200 {
+				t.Fatalf("%d", w.Code)
+			}
+			csp := directives(w.Header().Get("Content-Security-Policy"))
+			for _, d := range []string{"default-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"} {
+				if !csp[d] {
+					t.Errorf("Content-Security-Policy %q lacks %q", w.Header().Get("Content-Security-Policy"), d)
+				}
+			}
+			for k, want := range map[string]string{
+				"Referrer-Policy":    "no-referrer",
+				"Permissions-Policy": tc.permissions,
+				"Cache-Control":      "no-cache",
+			} {
+				if got := w.Header().Get(k); got != want {
+					t.Errorf("%s: %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+}
