@@ -402,6 +402,43 @@ func TestWebhookRetries(t *testing.T) {
 		`pulsewire_webhook_deliveries_total{env="production",outcome="retrying"} 2`)
 }
 
+// TestWebhookRedirectIsRetried: an endpoint that answers with a redirect
+// has not taken the delivery. The redirect is not followed, since it may
+// point anywhere, a private address included, and would carry the signed
+// event there; the attempt counts as failed and is made again at the
+// endpoint's own URL.
+func TestWebhookRedirectIsRetried(t *testing.T) {
+	e := newTestEnv(t, Production, withPrivateWebhooks(), withRealClock())
+	_, key := e.client("acme")
+	var mu sync.Mutex
+	var asked []string
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		if n == 1 {
+			http.Redirect(w, r, "/moved", http.StatusTemporaryRedirect)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	w := e.register(key, rc.URL+"/hook", "measure.ended")
+	dispatch(t, e.svc, quickDispatch)
+	e.runMeasure(key)
+	eventually(t, "measure.ended delivered", func() bool {
+		ds := e.deliveries(key, w.ID)
+		return len(ds) == 1 && ds[0].Outcome == "delivered"
+	})
+	if log := e.deliveries(key, w.ID)[0]; log.Attempts != 2 || log.LastStatus == nil || *log.LastStatus != http.StatusNoContent {
+		t.Fatalf("%d attempts, the last answered %v; want 2, the last answered 204", log.Attempts, log.LastStatus)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"POST /hook", "POST /hook"}; fmt.Sprint(asked) != fmt.Sprint(want) {
+		t.Fatalf("requests %q, want %q", asked, want)
+	}
+}
+
 // TestWebhookTimeoutLogged: an attempt with no answer within the timeout
 // says so in the log and is due again later.
 func TestWebhookTimeoutLogged(t *testing.T) {
