@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -272,6 +274,25 @@ func TestRestoreRefusesADamagedBackup(t *testing.T) {
 				t.Fatalf("a failed restore left %v", entries)
 			}
 		})
+	}
+	// An environment's folder that holds anything, a single file too, is
+	// refused before any environment is touched.
+	taken := filepath.Join(t.TempDir(), "data")
+	stray := filepath.Join(taken, "production", databaseName)
+	if err := os.MkdirAll(filepath.Dir(stray), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stray, []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := pulsewire(t, "restore", "--from", out, "--data-dir", taken); err == nil || !strings.Contains(err.Error(), "is not empty: restore into a new data folder") {
+		t.Fatalf("a restore over a folder holding one file: %v", err)
+	}
+	if b, err := os.ReadFile(stray); err != nil || string(b) != "kept" {
+		t.Fatalf("the file in the way: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(taken, "test")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the other environment was restored beside the refused one: %v", err)
 	}
 	if _, _, err := pulsewire(t, "restore", "--from", t.TempDir(), "--data-dir", t.TempDir()); err == nil || !strings.Contains(err.Error(), "complete backup") {
 		t.Fatalf("restore from a folder without a manifest: %v", err)
