@@ -138,6 +138,43 @@ func TestWebhookOutbox(t *testing.T) {
 	})
 }
 
+// TestWebhookDeliveriesListed: the delivery log of an endpoint holds its
+// MaxDeliveriesListed most recent deliveries, newest first; the older ones
+// are left out, never the newest.
+func TestWebhookDeliveriesListed(t *testing.T) {
+	engines(t, func(t *testing.T, e *testEngine) {
+		ctx := context.Background()
+		clock := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		db := e.open(t, Options{Now: clock.now})
+		acme := newTestClient(t, db, "acme")
+		w, err := db.CreateWebhookEndpoint(ctx, acme, "https://a.example/", []string{EventMeasureEnded}, "s", 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ended []string // oldest first
+		for range MaxDeliveriesListed + 1 {
+			clock.advance(time.Second)
+			id := uuid.NewString()
+			if _, err := db.StartNewMeasure(ctx, acme, id, NewMeasure{}, KindCPPG); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.EndMeasure(ctx, acme, id, end(false)); err != nil {
+				t.Fatal(err)
+			}
+			ended = append(ended, id)
+		}
+		ds, err := db.WebhookDeliveries(ctx, acme, w.ID)
+		if err != nil || len(ds) != MaxDeliveriesListed {
+			t.Fatalf("%d deliveries listed (%v), want %d", len(ds), err, MaxDeliveriesListed)
+		}
+		for i, d := range ds {
+			if want := ended[len(ended)-1-i]; d.Event.MeasureID != want {
+				t.Fatalf("delivery %d is of measure %s, want %s (newest first)", i, d.Event.MeasureID, want)
+			}
+		}
+	})
+}
+
 // TestWebhookDeactivatedClient: deactivating a client gives up its pending
 // deliveries at once, a measure of it ended afterwards (as the sweep ends
 // the runs a crash left) posts nothing, and other clients are untouched.
