@@ -538,9 +538,19 @@ func TestWHIPRefusals(t *testing.T) {
 		{"no ice-ufrag", "?chain=scan", "application/sdp", withoutAttribute(offer, "ice-ufrag"), scan, 400},
 		{"no ice-pwd", "?chain=scan", "application/sdp", withoutAttribute(offer, "ice-pwd"), scan, 400},
 		{"no fingerprint", "?chain=scan", "application/sdp", withoutAttribute(offer, "fingerprint"), scan, 400},
+		// PROTOCOL.md's other causes of a 400: without a data channel the
+		// session could send nothing, and without VP8 it could decode
+		// nothing; a fingerprint that is a hash name alone fails the DTLS
+		// handshake. Taken, each would spend the token on a session that
+		// cannot work.
+		{"no data channel", "?chain=scan", "application/sdp", withoutMedia(offer, "application"), scan, 400},
+		{"video without VP8", "?chain=scan", "application/sdp", strings.ReplaceAll(offer, " VP8/90000", " H264/90000"), scan, 400},
+		{"a fingerprint without its value", "?chain=scan", "application/sdp", fingerprintNameOnly(offer), scan, 400},
 		{"text/plain", "?chain=scan", "text/plain", offer, scan, 400},
 		{"JSON with an unknown member", "?chain=scan", "application/json", `{"offer":"x","sdp":"y"}`, scan, 400},
 		{"measureId in the query, measure inputs in the body", "?chain=scan&measureId=3f0e5a3e-2c7d-4d1b-9d0f-2b8c1f6f4a10", "application/json", jsonOffer(offer, `"measure":{"tags":["webrtc"]}`), scan, 400},
+		// Two ids would leave the session to pick one of them.
+		{"measureId in the query and in the body", "?chain=scan&measureId=3f0e5a3e-2c7d-4d1b-9d0f-2b8c1f6f4a10", "application/json", jsonOffer(offer, `"measureId":"6a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`), scan, 400},
 		{"JSON with a stray brace after it", "?chain=scan", "application/json", jsonOffer(offer, `"measure":null`) + "}", scan, 400},
 		{"invalid measure inputs", "?chain=scan", "application/json", jsonOffer(offer, `"measure":{"tags":[""]}`), scan, 401},
 		{"too large", "?chain=scan", "application/sdp", strings.Repeat("v=0\r\n", maxOfferBytes/5+1), scan, 413},
@@ -680,6 +690,34 @@ func withoutAttribute(offer, name string) string {
 		}
 	}
 	return strings.Join(kept, "\r\n")
+}
+
+// withoutMedia is offer without its m=kind sections (a section runs to the
+// next m= line); the offer still ends with its line break.
+func withoutMedia(offer, kind string) string {
+	var kept []string
+	skip := false
+	for line := range strings.SplitSeq(offer, "\r\n") {
+		if strings.HasPrefix(line, "m=") {
+			skip = strings.HasPrefix(line, "m="+kind+" ")
+		}
+		if !skip || line == "" {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\r\n")
+}
+
+// fingerprintNameOnly is offer whose a=fingerprint lines keep the hash
+// function's name and lose the value.
+func fingerprintNameOnly(offer string) string {
+	lines := strings.Split(offer, "\r\n")
+	for i, line := range lines {
+		if v, ok := strings.CutPrefix(line, "a=fingerprint:"); ok {
+			lines[i] = "a=fingerprint:" + strings.Fields(v)[0]
+		}
+	}
+	return strings.Join(lines, "\r\n")
 }
 
 func newWHIPClientNoVideo(t testing.TB) string {
