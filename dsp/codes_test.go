@@ -203,6 +203,69 @@ func TestCalibratedBP(t *testing.T) {
 	}
 }
 
+// TestBPClassEdges: bpClass at the edge of each of its rules. With a
+// pressure, 120 systolic is the lowest level 2, and 130 systolic or 80
+// diastolic the lowest level 3. Without one, the points (age 40, 50, 60;
+// BMI 25, 30; male; a heart rate of 80) add to 3 for level 2 and 5 for 3.
+func TestBPClassEdges(t *testing.T) {
+	level := func(p Person, bp *Pressure, hr float64) int {
+		t.Helper()
+		v := bpClassVariable(&Inputs{Person: p}, bp, hr)
+		l, ok := v.Value.(Level)
+		if !ok {
+			t.Fatalf("bpClass %+v", v)
+		}
+		return l.Level
+	}
+	lean := Person{AgeYears: 30, Sex: Female, WeightKg: 60, HeightCm: 200} // BMI 15
+	for _, tc := range []struct {
+		name string
+		bp   Pressure
+		want int
+	}{
+		{"119/79", Pressure{119, 79}, 1},
+		{"120/79", Pressure{120, 79}, 2},
+		{"129/79", Pressure{129, 79}, 2},
+		{"130/70", Pressure{130, 70}, 3},
+		{"119/80", Pressure{119, 80}, 3},
+	} {
+		if got := level(lean, &tc.bp, 0); got != tc.want {
+			t.Errorf("pressure %s: level %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	with := func(f func(*Person)) Person { p := lean; f(&p); return p }
+	for _, tc := range []struct {
+		name string
+		p    Person
+		hr   float64
+		want int
+	}{
+		{"no point", lean, 0, 1},
+		// Age alone: 60 is 3 points, 59 is 2.
+		{"age 59", with(func(p *Person) { p.AgeYears = 59 }), 0, 1},
+		{"age 60", with(func(p *Person) { p.AgeYears = 60 }), 0, 2},
+		// 50 is 2 points and 40 one: with a man's point, 3 and 2.
+		{"a man of 50", with(func(p *Person) { p.AgeYears, p.Sex = 50, Male }), 0, 2},
+		{"a man of 49", with(func(p *Person) { p.AgeYears, p.Sex = 49, Male }), 0, 1},
+		{"a man of 40 with BMI 25", with(func(p *Person) { p.AgeYears, p.Sex, p.WeightKg = 40, Male, 100 }), 0, 2},
+		{"a man of 39 with BMI 25", with(func(p *Person) { p.AgeYears, p.Sex, p.WeightKg = 39, Male, 100 }), 0, 1},
+		{"a man with BMI 24.75", with(func(p *Person) { p.AgeYears, p.Sex, p.WeightKg = 40, Male, 99 }), 0, 1},
+		// BMI 30 is 2 points: with a man's, 3.
+		{"a man with BMI 30", with(func(p *Person) { p.Sex, p.WeightKg = Male, 120 }), 0, 2},
+		{"a man with BMI 29.75", with(func(p *Person) { p.Sex, p.WeightKg = Male, 119 }), 0, 1},
+		// The heart rate's point: age 50 (2) and a rate of 80 make 3.
+		{"age 50, 80 bpm", with(func(p *Person) { p.AgeYears = 50 }), 80, 2},
+		{"age 50, 79 bpm", with(func(p *Person) { p.AgeYears = 50 }), 79, 1},
+		// Level 3 from 5 points: 60 (3), male (1) and 80 bpm (1).
+		{"a man of 60 at 80 bpm", with(func(p *Person) { p.AgeYears, p.Sex = 60, Male }), 80, 3},
+		{"a man of 60 at 79 bpm", with(func(p *Person) { p.AgeYears, p.Sex = 60, Male }), 79, 2},
+	} {
+		if got := level(tc.p, nil, tc.hr); got != tc.want {
+			t.Errorf("%s: level %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 // series returns n intervals alternating a-d and a+d seconds (RMSSD 2d) of
 // which the listed ones are not NN.
 func series(n int, a, d float64, bad ...int) []beats.Interval {
