@@ -266,6 +266,38 @@ func TestBPClassEdges(t *testing.T) {
 	}
 }
 
+// TestHealthScoreInputs: the Framingham model holds for ages 30 to 74, so
+// a younger or older person scores as 30 or 74; and a calibrated systolic
+// pressure replaces the reference 120 mmHg.
+func TestHealthScoreInputs(t *testing.T) {
+	score := func(age int, bp *Pressure) float64 {
+		t.Helper()
+		p := Person{AgeYears: age, Sex: Male, WeightKg: 81, HeightCm: 180, Smoking: Smoker}
+		v := healthScoreVariable(p, bp)
+		x, ok := v.Value.(float64)
+		if !ok {
+			t.Fatalf("healthScore at %d: %+v", age, v)
+		}
+		return x
+	}
+	if young, at30 := score(18, nil), score(30, nil); young != at30 {
+		t.Errorf("healthScore at 18: %v, want that at 30, %v", young, at30)
+	}
+	if old, at74 := score(90, nil), score(74, nil); old != at74 {
+		t.Errorf("healthScore at 90: %v, want that at 74, %v", old, at74)
+	}
+	if at74, at60 := score(74, nil), score(60, nil); at74 >= at60 {
+		t.Errorf("healthScore at 74 (%v) is not below that at 60 (%v)", at74, at60)
+	}
+	reference := score(50, nil)
+	if same := score(50, &Pressure{120, 80}); same != reference {
+		t.Errorf("healthScore with 120 mmHg: %v, want %v as without a pressure", same, reference)
+	}
+	if high := score(50, &Pressure{160, 95}); high >= reference {
+		t.Errorf("healthScore with 160 mmHg: %v, not below %v", high, reference)
+	}
+}
+
 // series returns n intervals alternating a-d and a+d seconds (RMSSD 2d) of
 // which the listed ones are not NN.
 func series(n int, a, d float64, bad ...int) []beats.Interval {
