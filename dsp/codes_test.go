@@ -298,6 +298,32 @@ func TestHealthScoreInputs(t *testing.T) {
 	}
 }
 
+// TestBPShift: the heart rate moves the calibrated pressure by 0.5 and 0.3
+// mmHg per bpm, by at most 15 mmHg either way; a calibration without a
+// pulse keeps the cuff's reading.
+func TestBPShift(t *testing.T) {
+	pa := pulseAnalysis{seconds: 30}
+	for _, tc := range []struct {
+		name   string
+		calHR  float64
+		hr     float64
+		sy, di float64
+	}{
+		{"10 bpm faster", 70, 80, 130, 85},
+		{"40 bpm faster: capped", 70, 110, 140, 94},
+		{"100 bpm faster: capped both", 70, 170, 140, 97},
+		{"40 bpm slower: capped", 70, 30, 110, 70},
+		{"calibrated without a pulse", 0, 90, 125, 82},
+	} {
+		in := Inputs{Person: Person{HasExternalID: true},
+			Calibration: &Calibration{SystoleMmHg: 125, DiastoleMmHg: 82, Features: Features{HeartRateBpm: tc.calHR}}}
+		v, p := bpVariable(&in, &pa, tc.hr)
+		if p == nil || p.Systole != tc.sy || p.Diastole != tc.di {
+			t.Errorf("%s: bp %+v, want %v/%v", tc.name, v, tc.sy, tc.di)
+		}
+	}
+}
+
 // series returns n intervals alternating a-d and a+d seconds (RMSSD 2d) of
 // which the listed ones are not NN.
 func series(n int, a, d float64, bad ...int) []beats.Interval {
