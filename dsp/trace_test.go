@@ -18,6 +18,10 @@ func TestValidate(t *testing.T) {
 		{"empty", Trace{}, true},
 		{"short channel", Trace{ok3, ok3[:2], ok3, ok3}, false},
 		{"NaN value", Trace{ok3, []float64{1, math.NaN(), 1}, ok3, ok3}, false},
+		// NaN passes the colour range's comparisons: each channel is
+		// checked for it, not only the first.
+		{"NaN blue", Trace{ok3, ok3, ok3, []float64{1, math.NaN(), 1}}, false},
+		{"NaN green", Trace{ok3, ok3, []float64{math.NaN(), 1, 1}, ok3}, false},
 		{"infinite time", Trace{[]float64{0, math.Inf(1), 99}, ok3, ok3, ok3}, false},
 		{"repeated time", Trace{[]float64{0, 33, 33}, ok3, ok3, ok3}, false},
 		{"time going back", Trace{[]float64{0, 33, 20}, ok3, ok3, ok3}, false},
