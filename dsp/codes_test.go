@@ -375,6 +375,9 @@ func TestHRVGate(t *testing.T) {
 		{"57% NN", series(30, 0.8, 0.02, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29), 0, -1, BadRMSSD, BadRMSSD},
 		{"RMSSD 248 ms", series(30, 0.9, 0.124), 0, -1, "", ProcessorFail},
 		{"RMSSD 252 ms", series(30, 0.9, 0.126), 0, -1, BadRMSSD, ProcessorFail},
+		// Under 1 ms the heart beats as evenly as a clock: out of range.
+		{"RMSSD 1.2 ms", series(30, 0.8, 0.0006), 0, -1, "", ProcessorFail},
+		{"RMSSD 0.8 ms", series(30, 0.8, 0.0004), 0, -1, OutOfRange, ProcessorFail},
 		// 31 beats, the first at the edge: 3 misfits of 30 is 90%.
 		{"90% of the beats fit", series(30, 0.8, 0.02), 3, -1, "", ProcessorFail},
 		{"87% of the beats fit", series(30, 0.8, 0.02), 4, -1, BadRMSSD, BadRMSSD},
