@@ -104,6 +104,20 @@ func TestIdleRealtime(t *testing.T) {
 func TestSessionLimit(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t, Config{MaxSessions: 1})
+	c, o, second := fullHouse(t, e)
+	send(t, c, map[string]any{"type": "stop"})
+	expect(t, c, "result", 10*time.Second)
+	c.Close(websocket.StatusNormalClosure, "")
+	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
+	e.clock.advance(time.Second) // past the opening rate
+	openSession(t, e.dial(), openMessage(second, Realtime, nil))
+}
+
+// fullHouse opens a realtime session on e, whose MaxSessions is 1, and
+// sees another opening refused as busy. It returns the open session and
+// the refused opening's token, which the refusal did not spend.
+func fullHouse(t *testing.T, e *testEnv) (*websocket.Conn, openedMessage, string) {
+	t.Helper()
 	first, _ := e.mint(realtimeOnce())
 	second, _ := e.mint(realtimeOnce())
 	c := e.dial()
@@ -111,11 +125,32 @@ func TestSessionLimit(t *testing.T) {
 	c2 := e.dial()
 	send(t, c2, openMessage(second, Realtime, nil))
 	expectClose(t, c2, websocket.StatusTryAgainLater, "busy")
+	return c, o, second
+}
+
+// TestCalibrationWindow: after its result a session waits two minutes for
+// a calibration, holding its place among the open sessions, then closes
+// normally and frees the place.
+func TestCalibrationWindow(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t, Config{MaxSessions: 1})
+	c, o, second := fullHouse(t, e)
 	send(t, c, map[string]any{"type": "stop"})
 	expect(t, c, "result", 10*time.Second)
-	c.Close(websocket.StatusNormalClosure, "")
+	// Still waiting: a calibration is answered, here refused for its
+	// values, and the place is still taken.
+	send(t, c, map[string]any{"type": "calibration", "systole": 300, "diastole": 80})
+	var bad errorMessage
+	if expect(t, c, "error", 10*time.Second).decode(t, &bad); bad.Code != codeInvalid {
+		t.Fatalf("a calibration in the window: %+v", bad)
+	}
+	c2 := e.dial()
+	send(t, c2, openMessage(second, Realtime, nil))
+	expectClose(t, c2, websocket.StatusTryAgainLater, "busy")
+
+	e.clock.advance(2 * time.Minute) // the window the protocol promises
+	expectClose(t, c, websocket.StatusNormalClosure, "")
 	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
-	e.clock.advance(time.Second) // past the opening rate
 	openSession(t, e.dial(), openMessage(second, Realtime, nil))
 }
 
