@@ -559,6 +559,9 @@ func TestSignalRun(t *testing.T) {
 		{"no signal", "cppg", `{"userData":{"age":40}}`, "signal is required"},
 		{"unknown signal member", "cppg", `{"signal":{"timestamps":[0],"values":[1],"spo2":[98]}}`, "signal.property spo2 should not exist"},
 		{"a member twice", "cppg", `{"signal":{"timestamps":[0],"values":[1],"values":[2]}}`, "signal.values is given twice"},
+		// The body is read as it streams, not checked whole for repeats:
+		// a second signal must not silently replace the first.
+		{"signal twice", "cppg", `{"signal":{"timestamps":[0],"values":[1]},"signal":{"timestamps":[0],"values":[2]}}`, "signal is given twice"},
 		{"unknown input", "cppg", `{"signal":{"timestamps":[0],"values":[1]},"colour":"blue"}`, "property colour should not exist"},
 		{"input out of range", "cppg", `{"signal":{"timestamps":[0],"values":[1]},"userData":{"weight":300}}`, "userData.weight must be an integer from 20 to 200"},
 		{"an input member twice", "cppg", `{"signal":{"timestamps":[0],"values":[1]},"userData":{"externalId":"a","externalId":"b"}}`, "userData.externalId is given twice"},
