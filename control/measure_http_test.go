@@ -68,6 +68,14 @@ func TestCreateMeasureValidation(t *testing.T) {
 		{"born 110 years ago", ud(`"dateOfBirth":"1915-06-02"`), ""},
 		{"born 111 years ago", ud(`"dateOfBirth":"1915-06-01"`), "(it gives 111)"},
 		{"born as a timestamp", ud(`"dateOfBirth":"1990-01-01T00:00:00.000Z"`), ""},
+		// A later month of the same year is not yet the birthday, whatever
+		// the day; an earlier month is past it.
+		{"born in a later month, 18 years ago", ud(`"dateOfBirth":"2008-07-01"`), "dateOfBirth must give an age from 18 to 110 (it gives 17)"},
+		{"born in an earlier month, 18 years ago", ud(`"dateOfBirth":"2008-05-31"`), ""},
+		// A timestamp's date is taken as written, not moved to UTC: the
+		// person was born on June 1st where they were.
+		{"born as a timestamp west of UTC", ud(`"dateOfBirth":"2008-06-01T23:30:00-05:00"`), ""},
+		{"born as a timestamp east of UTC", ud(`"dateOfBirth":"2008-06-02T01:30:00+05:00"`), "dateOfBirth must give an age from 18 to 110 (it gives 17)"},
 		{"born in the future", ud(`"dateOfBirth":"2030-01-01"`), "dateOfBirth must give an age"},
 		{"date of birth malformed", ud(`"dateOfBirth":"01/02/1990"`), "dateOfBirth must be a date"},
 		{"age and date of birth", ud(`"age":40,"dateOfBirth":"1990-01-01"`), "give age or dateOfBirth, not both"},
