@@ -62,4 +62,16 @@ func TestCreateClient(t *testing.T) {
 	if _, err := e.svc.UpdateClient(ctx, c.ID, ClientUpdate{Variables: []string{"nope"}}); err == nil {
 		t.Fatal("an unknown variable was accepted on update")
 	}
+	// An update is held to the rules of a new client: negative credits
+	// are refused, and the client keeps what it had.
+	negativeCredits := &negative
+	if _, err := e.svc.UpdateClient(ctx, c.ID, ClientUpdate{MonthlyCredits: &negativeCredits}); err == nil {
+		t.Fatal("negative credits were accepted on update")
+	}
+	if got, err := e.svc.Client(ctx, c.ID); err != nil || got.MonthlyCredits != nil {
+		t.Fatalf("after a refused update: %+v, %v; want unlimited credits", got, err)
+	}
+	if _, err := e.svc.UpdateClient(ctx, c.ID, ClientUpdate{Variables: []string{"hr", "hr"}}); err == nil {
+		t.Fatal("a variable given twice was accepted on update")
+	}
 }
