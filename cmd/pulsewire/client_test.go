@@ -66,6 +66,30 @@ func TestClientCommands(t *testing.T) {
 		t.Fatalf("production lists the test clients: %s", out)
 	}
 
+	// An empty --variables entitles a client to no variable at all, never
+	// to all of them (which is what leaving the flag out means), on create
+	// and on update.
+	out, _, err = pulsewire(t, "client", "create", "--data-dir", dir, "--env", "test", "--name", "none", "--variables", "")
+	none := map[string]string{}
+	if err != nil || json.Unmarshal([]byte(out), &none) != nil {
+		t.Fatalf("create without variables: %v\n%s", err, out)
+	}
+	out, _, err = pulsewire(t, "client", "list", "--data-dir", dir, "--env", "test")
+	list = nil
+	if err != nil || json.Unmarshal([]byte(out), &list) != nil {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	for _, c := range list {
+		if c.ID == none["id"] && (c.Variables == nil || len(c.Variables) > 0) {
+			t.Fatalf("created with --variables \"\": variables %v, want none", c.Variables)
+		}
+	}
+	out, _, err = pulsewire(t, "client", "update", created["id"], "--data-dir", dir, "--env", "test", "--variables", " ")
+	var updated clientView
+	if err != nil || json.Unmarshal([]byte(out), &updated) != nil || updated.Variables == nil || len(updated.Variables) > 0 {
+		t.Fatalf("update with --variables \" \": %v\n%s", err, out)
+	}
+
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -84,6 +108,7 @@ func TestClientCommands(t *testing.T) {
 		{"create with an argument", []string{"client", "create", "extra", "--data-dir", dir, "--env", "test", "--name", "x"}, "client create takes no arguments"},
 		{"list with an argument", []string{"client", "list", "--data-dir", dir, "--env", "test", "extra"}, "client list takes no arguments"},
 		{"deactivate without id", []string{"client", "deactivate", "--data-dir", dir, "--env", "test"}, "takes one client id"},
+		{"deactivate two ids", []string{"client", "deactivate", created["id"], none["id"], "--data-dir", dir, "--env", "test"}, "takes one client id"},
 		{"unknown subcommand", []string{"client", "remove"}, "usage"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
