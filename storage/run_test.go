@@ -239,6 +239,30 @@ func TestEndMeasureUnlimitedAndGone(t *testing.T) {
 		if used, _ := db.CreditsUsed(ctx, acme, time.Now()); used != 3 {
 			t.Fatalf("used %d after a lost run, want 3", used)
 		}
+		// Nor does a measure that was never started, or whose failed run
+		// put it back in the created state: only a run ends a measure.
+		created, err := db.CreateMeasure(ctx, acme, NewMeasure{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.EndMeasure(ctx, acme, created.ID, end(true)); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("end of a measure never started: %v", err)
+		}
+		if _, err := db.StartMeasure(ctx, acme, created.ID, KindRPPG); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.ResetMeasure(ctx, acme, created.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.EndMeasure(ctx, acme, created.ID, end(true)); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("end of a measure reset after its run failed: %v", err)
+		}
+		if m, err := db.Measure(ctx, acme, created.ID); err != nil || m.Status != StatusCreated || m.Variables != nil {
+			t.Fatalf("after refused ends: %+v, %v; want it created and without variables", m, err)
+		}
+		if used, _ := db.CreditsUsed(ctx, acme, time.Now()); used != 3 {
+			t.Fatalf("used %d after ends of a measure not started, want 3", used)
+		}
 	})
 }
 
