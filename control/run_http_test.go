@@ -239,8 +239,24 @@ func TestMultipartInputs(t *testing.T) {
 		wantStatus(t, r, http.StatusRequestEntityTooLarge)
 		e.noTrace(key)
 	})
+	t.Run("many empty input parts", func(t *testing.T) {
+		// A part costs its name and headers even when its value is empty:
+		// 20,000 of them pass the 1 MiB the input parts may take together,
+		// so that a flood of tiny parts cannot be sent for free.
+		parts := make([]part, 20000, 20001)
+		for i := range parts {
+			parts[i] = field("tags", "")
+		}
+		r, _ := e.upload("/measures/rppg/images", key, append(parts, image())...)
+		wantStatus(t, r, http.StatusRequestEntityTooLarge)
+		e.noTrace(key)
+	})
 	t.Run("not multipart", func(t *testing.T) {
 		wantMessage(t, e.send("/measures/rppg/images", key, "application/json", strings.NewReader(`{}`)), "the body must be multipart/form-data")
+		e.noTrace(key)
+		// Another multipart type, with a boundary, is no form either.
+		body := "--b\r\nContent-Disposition: form-data; name=\"tags\"\r\n\r\na\r\n--b--\r\n"
+		wantMessage(t, e.send("/measures/rppg/images", key, "multipart/mixed; boundary=b", strings.NewReader(body)), "the body must be multipart/form-data")
 		e.noTrace(key)
 	})
 	t.Run("1000 tags and every kind of part", func(t *testing.T) {
