@@ -469,6 +469,8 @@ func TestCapturesRun(t *testing.T) {
 		{"no captures", []part{stamps(times)}, "captures are required"},
 		{"no timestamps", cropParts(crops), "timestamps is required"},
 		{"too few timestamps", append(cropParts(crops), stamps(times[1:])), "timestamps has 19 values for 20 captures"},
+		// One crop short is refused too: no timestamp is left without its capture.
+		{"too many timestamps", append(cropParts(crops[1:]), stamps(times)), "timestamps has 20 values for 19 captures"},
 		{"unsorted timestamps", append(cropParts(crops), stamps(unsorted)), "timestamps.6 (333 ms) does not follow 400 ms"},
 		{"timestamps twice", append(cropParts(crops), stamps(times), stamps(times)), "timestamps is given twice"},
 		{"jpeg declared png", []part{file("captures", "image/png", crops[0]), stamps(times[:1])}, "captures.0 is declared image/png but its content is not a png image"},
