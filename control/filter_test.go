@@ -52,6 +52,16 @@ func TestParseFilters(t *testing.T) {
 		{"spread index twice", "filters[operator]=contains&filters[name]=tags&filters[values][0]=a&filters[values][0]=b", nil, "given twice"},
 		{"spread too deep", "filters[a][b][c][d][e]=x", nil, "malformed key"},
 		{"spread index at the top", "filters[0]=x", nil, "malformed key"},
+		// An index has at most six digits: [1000000] is a member's name, and
+		// values an object rather than a list.
+		{"spread index 999999", "filters[operator]=contains&filters[name]=tags&filters[values][999999]=a", &storage.TagFilter{Operator: storage.TagsContain, Values: []string{"a"}}, ""},
+		{"spread index 1000000", "filters[operator]=contains&filters[name]=tags&filters[values][1000000]=a", nil, "filters.values must hold at least one tag"},
+		// The spread form stops at its 1001st value as it reads the query,
+		// before any filter is built, however the values are written.
+		{"spread 1000 values appended", "filters[operator]=overlaps&filters[name]=tags" + strings.Repeat("&filters[values][]=v", 1000), nil, "-"},
+		{"spread 1001 values appended", "filters[operator]=overlaps&filters[name]=tags" + strings.Repeat("&filters[values][]=v", 1001), nil, "too many values"},
+		{"spread 1000 values repeated", "filters[operator]=overlaps&filters[name]=tags" + strings.Repeat("&filters[values]=v", 1000), nil, "-"},
+		{"spread 1001 values repeated", "filters[operator]=overlaps&filters[name]=tags" + strings.Repeat("&filters[values]=v", 1001), nil, "too many values"},
 		// Both forms refuse alike what one of them cannot say.
 		{"json member twice", `filters={"operator":"contains","operator":"overlaps","name":"tags","values":["a"]}`, nil, "filters.operator is given twice"},
 		{"spread member twice", "filters[operator]=contains&filters[operator]=overlaps&filters[name]=tags&filters[values][0]=a", nil, "filters.operator"},
