@@ -87,11 +87,16 @@ func TestIdleRealtime(t *testing.T) {
 	t.Parallel()
 	f := syntheticFrames(t, faceClip(84, 13))
 	e, c, o := realtimeSession(t, Config{IdleTimeout: 2 * time.Second})
+	// The session's clock stands still until the test moves it, so that
+	// the wait is not over before it is looked at, however busy the
+	// machine.
+	e.clock.freeze()
 	e.stream(c, o.SessionID, f, 0, 30, 0, 4, nil)
 	c.CloseNow() // the network drops: no stop, no close handshake
 	if res, body := e.httpDo("GET", "/measures/"+o.MeasureID, ""); !strings.Contains(string(body), `"status":"started"`) {
 		t.Fatalf("the measure while the session waits: %d %s", res.StatusCode, body)
 	}
+	e.clock.advance(2 * time.Second)
 	waitFor(t, func() bool { return e.srv.session(o.SessionID) == nil })
 	if res, body := e.httpDo("GET", "/measures/"+o.MeasureID, ""); res.StatusCode != 200 || !strings.Contains(string(body), `"status":"ended"`) {
 		t.Fatalf("the measure of an idle realtime session: %d %s", res.StatusCode, body)
